@@ -1,0 +1,36 @@
+"""Judge functions in this process, through the same harness and JSON round trip as the
+kernel path. For tests and for staff previewing the hidden tests; never for grading
+untrusted code."""
+import json
+
+from . import harness
+from .judge import Judge
+
+
+def kernel_namespace(assignment):
+    """The private namespace the harness runs in: check module + harness, as in a kernel."""
+    with open(assignment.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
+        source = f.read() + "\n\n" + g.read()
+    namespace = {"__name__": "__grader__"}
+    exec(compile(source, "<grader>", "exec"), namespace)
+    return namespace
+
+
+def caller(assignment, functions):
+    """A ``call(name, args, callees)`` for the Judge that runs ``functions[name]`` here."""
+    ns = kernel_namespace(assignment)
+
+    def call(name, args, callees):
+        request = {"name": name, "inputs": assignment.checks.encode(args),
+                   "callees": {c: assignment.callee_source(c) for c in callees}}
+        result = json.loads(json.dumps(ns["call"](functions, json.loads(json.dumps(request)))))
+        if result["status"] == "ok":
+            return "ok", assignment.checks.decode(result["output"])
+        return result["status"], result["text"]
+    return call
+
+
+def judge_all(assignment, functions, names=None):
+    judge = Judge(assignment)
+    return {n: judge.judge(n, caller(assignment, functions))
+            for n in (names or [e.name for e in assignment.EXERCISES])}

@@ -1,0 +1,135 @@
+"""Grade a class: stage the submissions, autograde each with nbgrader, then write feedback,
+grades.csv and results.json.
+
+Submissions are only ever read: each is copied into a private staging area first, so
+``submitted/`` is never modified, and a notebook that cannot be read is reported and
+skipped without stopping the others. Every run regrades from scratch (``force``), so a
+rerun is safe and gives the same results.
+"""
+import json
+import os
+import shutil
+import traceback
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
+from nbgrader.plugins.export import CsvExportPlugin
+
+from .course import coursedir, load_config
+
+WORK = ".nbgrader"          # the run's private course folder, under --out
+MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
+
+
+def submitted_root(submissions):
+    """Accept both DIR/submitted/<student>/... and DIR/<student>/... ."""
+    inner = os.path.join(submissions, "submitted")
+    return inner if os.path.isdir(inner) else submissions
+
+
+def find_students(root, assignment_id):
+    return sorted(s for s in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith("."))
+
+
+def stage(assignment, src, dest):
+    """Copy one submission to ``dest``; return an error message if it cannot be graded."""
+    notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
+    expected = assignment.NOTEBOOK + ".ipynb"
+    chosen = expected if expected in notebooks else (notebooks[0] if len(notebooks) == 1 else None)
+    if chosen is None:
+        found = ", ".join(notebooks) or "no .ipynb file"
+        return f"expected {expected} in the submission, found {found}"
+    try:
+        nb = nbformat.read(os.path.join(src, chosen), as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # not JSON, not a notebook, a newer format...
+        return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})"
+    os.makedirs(dest)
+    nbformat.write(nb, os.path.join(dest, expected))
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
+            continue
+        if os.path.getsize(path) <= MAX_FILE_BYTES:
+            shutil.copyfile(path, os.path.join(dest, name))
+    return None
+
+
+def grade(assignment, submissions, out):
+    out = os.path.abspath(out)
+    aid = assignment.ASSIGNMENT_ID
+    work = os.path.join(out, WORK)
+    if os.path.exists(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    config = load_config(out, os.path.join(out, "gradebook.db"),
+                         source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
+                         submitted_directory=f"{WORK}/submitted",
+                         autograded_directory="autograded", feedback_directory="feedback")
+    for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
+        config[name].force = True
+    shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()
+
+    root = submitted_root(os.path.abspath(submissions))
+    records = {}
+    for student in find_students(root, aid):
+        problem = stage(assignment, os.path.join(root, student, aid),
+                        os.path.join(work, "submitted", student, aid))
+        records[student] = {"student": student, "status": "unreadable" if problem else "pending",
+                            "message": problem or ""}
+
+    graded = [s for s, r in records.items() if r["status"] == "pending"]
+    for student in graded:
+        try:
+            Autograde(coursedir=coursedir(config, aid, student), config=config).start()
+        except Exception as exc:
+            records[student].update(status="error", message=f"autograde failed: {exc}\n{traceback.format_exc(limit=3)}")
+    done = [s for s in graded if records[s]["status"] == "pending"]
+    for student in done:
+        try:
+            GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()
+        except Exception as exc:
+            records[student]["message"] = f"feedback could not be written: {exc}"
+
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        CsvExportPlugin(to=os.path.join(out, "grades.csv")).export(gb)
+        results = {"assignment": aid, "max_score": float(assignment.MAX_SCORE),
+                   "submissions": [collect(assignment, gb, out, records[s]) for s in sorted(records)]}
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+    return results
+
+
+def collect(assignment, gb, out, record):
+    """One submission's entry in results.json, from the gradebook and the verdicts that the
+    judge stored in the autograded notebook."""
+    aid, student = assignment.ASSIGNMENT_ID, record["student"]
+    entry = dict(record, score=0.0, flags=[], exercises=[])
+    verdicts = {}
+    path = os.path.join(out, "autograded", student, aid, assignment.NOTEBOOK + ".ipynb")
+    if record["status"] == "pending" and os.path.exists(path):
+        nb = nbformat.read(path, as_version=4)
+        verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells if "judge" in c.metadata}
+    for ex in assignment.EXERCISES:
+        v = verdicts.get(ex.name, {})
+        score = 0.0
+        if record["status"] == "pending":
+            try:
+                score = gb.find_grade("test_" + ex.name, assignment.NOTEBOOK, aid, student).score
+            except MissingEntry:
+                pass
+        entry["exercises"].append({
+            "id": ex.name, "score": float(score), "max_score": float(ex.points),
+            "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
+            "feedback": v.get("feedback", "Not graded: " + (record["message"] or "no verdict."))})
+        if v.get("outcome") == "fault":
+            entry["flags"].append(f"fault:{ex.name}")
+    entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
+    if record["status"] == "pending":
+        entry["status"] = "incomplete" if entry["flags"] else "graded"
+    return entry

@@ -1,0 +1,29 @@
+"""Build the student release from source/ with nbgrader's generate_assignment."""
+import os
+import shutil
+import tempfile
+
+from nbgrader.converters import GenerateAssignment
+
+from .course import coursedir, load_config
+
+
+def build(assignment, source_root, release_root):
+    """Refresh the generated parts of ``source_root/<id>``, then write the student version
+    to ``release_root/<id>`` (replacing it). Uses a throwaway gradebook."""
+    aid = assignment.ASSIGNMENT_ID
+    assignment.refresh_source(os.path.join(source_root, aid))
+    with tempfile.TemporaryDirectory() as work:
+        shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        config = load_config(work, os.path.join(work, "gradebook.db"))
+        config.GenerateAssignment.force = True
+        GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()
+        target = os.path.join(release_root, aid)
+        if os.path.exists(target):
+            shutil.rmtree(target)
+        shutil.copytree(os.path.join(work, "release", aid), target)
+        for dirpath, _, files in os.walk(target):
+            for name in files:
+                os.chmod(os.path.join(dirpath, name), 0o644)
+    return target

@@ -1,0 +1,95 @@
+"""The generated parts of the source notebook, refreshed by ``python -m assignments release``.
+
+Three kinds of cell are written from the package, never by hand:
+- the solution region of each answer cell: the body of the reference function;
+- each worked example: code that draws the example's inputs from its recipe;
+- each "expected output" block: what that example prints when run with the reference.
+So the notebook cannot disagree with the reference, and a test re-checks it.
+"""
+import contextlib
+import inspect
+import io
+import re
+
+import numpy as np
+
+from . import cases, reference
+from .exercises import BY_NAME, EXERCISES
+
+EXAMPLE_MARK = "# Worked example for {name} (generated from the course's recipe; do not edit)"
+EXPECTED_MARK = "<!-- expected output of {name}: generated when the release is built -->"
+SOLUTION = re.compile(r"(### BEGIN SOLUTION\n)(.*?)(\n\s*### END SOLUTION)", re.S)
+
+
+def solution_body(name):
+    lines = inspect.getsource(getattr(reference, name)).splitlines()
+    return "\n".join(lines[1:])
+
+
+def example_source(name):
+    recipe = cases.EXAMPLES[name]
+    ex = BY_NAME[name]
+    lines = [EXAMPLE_MARK.format(name=name), f"np.random.seed({recipe.seed})"]
+    params = cases.PARAMETERS[ex.cell_kind]
+    fwd_args = BY_NAME[ex.forward].args if ex.forward else ex.args
+    if "parameters" in fwd_args:
+        lines.append("parameters_tmp = {}")
+    for n, shape in recipe.draws:
+        target = f'parameters_tmp["{n}"]' if n in params else f"{n}_tmp"
+        lines.append(f"{target} = np.random.randn{shape}")
+    for n, shape in recipe.zeros:
+        lines.append(f'parameters_tmp["{n}"] = np.zeros({shape})')
+    call_args = lambda names: ", ".join(f"{a}_tmp" for a in names)  # noqa: E731
+    if ex.forward:
+        fwd = BY_NAME[ex.forward]
+        lines.append(f"# the cache comes from your {ex.forward}; the check below uses a correct one")
+        lines.append(f"{', '.join(o + '_tmp' for o in fwd.outputs)} = {ex.forward}({call_args(fwd.args)})")
+    results = f"{ex.name}({call_args(ex.args)})"
+    if ex.returns_dict:
+        lines.append(f"gradients_tmp = {results}")
+    else:
+        lines.append(f"{', '.join(o + '_tmp' for o in ex.outputs)} = {results}")
+    for key in recipe.shows:
+        out, index = re.match(r"(\w+)(.*)", key).groups()
+        value = f'gradients_tmp["{out}"]{index}' if ex.returns_dict else f"{out}_tmp{index}"
+        lines.append(f'print("{key} =", {value})')
+    for out in ex.outputs[:3] if not ex.returns_dict else ex.outputs[:2]:
+        if out.startswith("cache"):
+            continue
+        value = f'gradients_tmp["{out}"]' if ex.returns_dict else f"{out}_tmp"
+        lines.append(f'print("{out}.shape =", {value}.shape)')
+    return "\n".join(lines)
+
+
+def run_example(name, functions):
+    """What the worked example prints when ``functions`` stand in for the learner's."""
+    namespace = {"np": np, **functions}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(example_source(name), namespace)
+    return out.getvalue()
+
+
+def reference_functions():
+    return {e.name: getattr(reference, e.name) for e in EXERCISES}
+
+
+def expected_markdown(name):
+    printed = run_example(name, reference_functions()).rstrip("\n")
+    return (EXPECTED_MARK.format(name=name) + "\n**Expected output** (computed by the course's "
+            "reference solution; the check below compares for you):\n\n```\n" + printed + "\n```")
+
+
+def refresh(nb):
+    """Rewrite the generated parts of the source notebook in place; return it."""
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in BY_NAME and SOLUTION.search(cell.source):
+            body = solution_body(grade_id)
+            cell.source = SOLUTION.sub(lambda m: m.group(1) + body + m.group(3), cell.source)
+        for ex in EXERCISES:
+            if cell.source.startswith(EXAMPLE_MARK.format(name=ex.name)):
+                cell.source = example_source(ex.name)
+            elif cell.source.startswith(EXPECTED_MARK.format(name=ex.name)):
+                cell.source = expected_markdown(ex.name)
+    return nb

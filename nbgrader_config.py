@@ -1,0 +1,36 @@
+# The course's nbgrader configuration. `python -m assignments ...` loads this file and then
+# points the course directories at the run's own folders (see assignments/grading/course.py).
+c = get_config()  # noqa: F821
+
+c.CourseDirectory.course_id = "rnn-step-by-step"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader"]
+
+# Stubs that replace the solution regions in the student version.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Autograde: run the learner's cells in a kernel, but judge each graded test cell in the
+# grading process (assignments/grading/preprocessors.py) instead of executing its code.
+c.Autograde.autograde_preprocessors = [
+    "assignments.grading.preprocessors.JudgedExecute",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.JudgedExecute.assignment = "assignments.rnn_step_by_step"
+c.JudgedExecute.timeout = 60        # seconds for one of the learner's own cells
+c.JudgedExecute.call_timeout = 30   # seconds for one call of a graded function on a hidden case
+
+# Restore deleted graded cells, so a deleted test cell still gets judged.
+c.OverwriteCells.add_missing_cells = True
+
+# Keep autograded notebooks readable when a submission prints a lot.
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 50
+
+# Feedback must never show hidden tests: nbgrader's feedback does not strip them by itself.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

@@ -1,0 +1,320 @@
+"""The checks under each exercise, and the words they use.
+
+Run ``check("rnn_cell_forward")`` under your function: it calls your code on worked
+examples and tells you what is wrong, if anything. You never need to compare numbers by
+eye. The autograder describes mistakes with this same module (on hidden inputs), so what
+you read here is what your feedback will say.
+
+Everything here needs numpy alone. The expected outputs live in ``check_data.json``,
+computed from the course's reference solution when this release was built.
+"""
+import base64
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+
+RTOL, ATOL = 1e-5, 1e-7
+# The grader also runs this text inside a kernel with no __file__ (see assignments/grading).
+_HERE = os.path.abspath(globals().get("__file__", "rnn_checks.py"))
+DATA_FILE = os.path.join(os.path.dirname(_HERE), "check_data.json")
+MAX_DEPTH = 8
+MAX_ITEMS = 10_000
+
+
+# --- Turning nested outputs into JSON and back ---------------------------------------
+
+def encode(obj, _depth=0):
+    """A JSON-safe description of a nested tuple/list/dict of arrays (no pickle)."""
+    if _depth > MAX_DEPTH:
+        return {"other": "nesting too deep", "repr": "..."}
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf" and obj.size <= 10**7:
+        arr = np.ascontiguousarray(obj, dtype=obj.dtype.newbyteorder("<"))
+        return {"array": base64.b64encode(arr.tobytes()).decode("ascii"),
+                "dtype": arr.dtype.str, "shape": list(arr.shape)}
+    if isinstance(obj, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return {"number": float(obj)}
+    if obj is None:
+        return {"none": True}
+    if isinstance(obj, (tuple, list)) and len(obj) <= MAX_ITEMS:
+        kind = "tuple" if isinstance(obj, tuple) else "list"
+        return {kind: [encode(x, _depth + 1) for x in obj]}
+    if isinstance(obj, dict) and len(obj) <= MAX_ITEMS and all(isinstance(k, str) for k in obj):
+        return {"dict": {k: encode(v, _depth + 1) for k, v in obj.items()}}
+    try:
+        text = repr(obj)[:200]
+    except Exception:
+        text = "?"
+    return {"other": type(obj).__name__, "repr": text}
+
+
+class Other:
+    """Stands for a returned value the codec does not carry (a string, an object...)."""
+
+    def __init__(self, type_name, text):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self):
+        return self.text
+
+
+def decode(node):
+    if "array" in node:
+        raw = base64.b64decode(node["array"])
+        return np.frombuffer(raw, dtype=np.dtype(node["dtype"])).reshape(node["shape"]).copy()
+    if "number" in node:
+        return node["number"]
+    if "none" in node:
+        return None
+    if "tuple" in node:
+        return tuple(decode(x) for x in node["tuple"])
+    if "list" in node:
+        return [decode(x) for x in node["list"]]
+    if "dict" in node:
+        return {k: decode(v) for k, v in node["dict"].items()}
+    return Other(node.get("other", "?"), node.get("repr", "?"))
+
+
+# --- Comparing outputs, in words -------------------------------------------------------
+
+def _kind(x):
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape}"
+    if isinstance(x, Other):
+        return f"a {x.type_name} ({x.text[:60]})"
+    return {tuple: "a tuple", list: "a list", dict: "a dict", type(None): "None"}.get(
+        type(x), f"a {type(x).__name__}")
+
+
+def _join(names):
+    return ", ".join(names)
+
+
+def _schema(spec, output):
+    """Labels for the items of nested outputs: cache fields, one cache per time step."""
+    fields = tuple((f, None) for f in spec.get("cache_fields", ()))
+    if output == "cache":
+        return ("tuple", fields)
+    if output == "caches":
+        return ("tuple", (("one cache per time step", ("steps", ("tuple", fields))), ("x", None)))
+    return None
+
+
+def _where(path, index, schema):
+    if schema and schema[0] == "tuple" and index < len(schema[1]):
+        label, child = schema[1][index]
+        return f"{path}[{index}] ({label})", child
+    if schema and schema[0] == "steps":
+        return f"{path}[{index}] (time step {index})", schema[1]
+    return f"{path}[{index}]", None
+
+
+def _describe_values(path, got, exp, show_values):
+    bad = ~np.isclose(got, exp, rtol=RTOL, atol=ATOL)
+    if not bad.any():
+        return None
+    if not np.all(np.isfinite(got)):
+        return f"{path} contains NaN or infinity: look for an overflow or a division by zero"
+    diff = np.abs(got - exp)
+    worst = np.unravel_index(np.argmax(np.where(bad, diff, -1)), got.shape)
+    where = "".join(f"[{i}]" for i in worst)
+    text = f"{path} is wrong in {int(bad.sum())} of {bad.size} entries"
+    if got.ndim == 3 and got.shape[2] > 1:
+        steps = [int(t) for t in np.flatnonzero(bad.any(axis=(0, 1)))]
+        shown = ", ".join(map(str, steps[:12])) + (", ..." if len(steps) > 12 else "")
+        text += f", at time step{'s' if len(steps) > 1 else ''} t = {shown} (of 0..{got.shape[2] - 1})"
+    text += f"; the largest difference is {diff[worst]:.3g}, at {path}{where}"
+    if show_values:
+        text += f" (yours {got[worst]:.6g}, expected {exp[worst]:.6g})"
+    if not np.any(got) and np.any(exp):
+        text += ". It is all zeros: is it ever filled in?"
+    return text
+
+
+def _compare(got, exp, path, schema, show_values, out):
+    """Append to ``out`` what differs between ``got`` and ``exp``; recurse into containers."""
+    if isinstance(exp, np.ndarray):
+        if isinstance(got, (int, float)) and exp.shape == ():
+            got = np.asarray(got)
+        if not isinstance(got, np.ndarray):
+            out.append(f"{path} is {_kind(got)}; expected a numpy array of shape {exp.shape}")
+        elif got.dtype.kind not in "biuf":
+            out.append(f"{path} has dtype {got.dtype}; expected numbers")
+        elif got.shape != exp.shape:
+            hint = ""
+            if sorted(got.shape) == sorted(exp.shape):
+                hint = ": the same sizes in another order; check which axis is which"
+            elif tuple(s for s in exp.shape if s != 1) == tuple(s for s in got.shape if s != 1):
+                hint = ": keep the column shape, e.g. np.sum(..., axis=1, keepdims=True)"
+            out.append(f"{path} has shape {got.shape}; expected {exp.shape}{hint}")
+        else:
+            text = _describe_values(path, got.astype(float), exp, show_values)
+            if text:
+                out.append(text)
+    elif isinstance(exp, (tuple, list)):
+        if not isinstance(got, (tuple, list)):
+            out.append(f"{path} is {_kind(got)}; expected {len(exp)} items")
+        elif len(got) != len(exp):
+            per_step = schema and schema[0] == "steps"
+            unit = " (one per time step)" if per_step else ""
+            out.append(f"{path} has {len(got)} items; expected {len(exp)}{unit}")
+        else:
+            for i, (g, e) in enumerate(zip(got, exp)):
+                where, child = _where(path, i, schema)
+                _compare(g, e, where, child, show_values, out)
+    elif isinstance(exp, dict):
+        if not isinstance(got, dict):
+            out.append(f"{path} is {_kind(got)}; expected a dict with keys {_join(exp)}")
+        else:
+            for k, e in exp.items():
+                if k not in got:
+                    out.append(f"{path} has no key '{k}'")
+                else:
+                    _compare(got[k], e, f"{path}['{k}']", None, show_values, out)
+    elif isinstance(exp, float):
+        if not isinstance(got, (int, float)) or not np.isclose(got, exp, rtol=RTOL, atol=ATOL):
+            out.append(f"{path} is {got!r}; expected {exp!r}" if show_values else f"{path} is wrong")
+    elif exp is None and got is not None:
+        out.append(f"{path} is {_kind(got)}; expected None")
+
+
+def _same(got, exp):
+    found = []
+    _compare(got, exp, "", None, False, found)
+    return not found
+
+
+def compare(spec, got, expected, show_values=True):
+    """Compare one call's outputs. Returns (problems in words, names of wrong outputs)."""
+    names = list(spec["outputs"])
+    if spec["returns_dict"]:
+        if not isinstance(got, dict):
+            return [f"{spec['name']} returned {_kind(got)}; expected a dict with keys {_join(names)}"], set(names)
+        pairs = [(n, got.get(n, _MISSING)) for n in names]
+    else:
+        if not isinstance(got, (tuple, list)):
+            return [f"{spec['name']} returned {_kind(got)}; expected {len(names)} values: {_join(names)}"], set(names)
+        if len(got) != len(names):
+            return [f"{spec['name']} returned {len(got)} values; expected {len(names)}: {_join(names)}"], set(names)
+        pairs = list(zip(names, got))
+    exp = dict(zip(names, expected)) if not spec["returns_dict"] else expected
+    problems, wrong = [], set()
+    for name, value in pairs:
+        found = []
+        if value is _MISSING:
+            found.append(f"the returned dict has no key '{name}'")
+        else:
+            _compare(value, exp[name], name, _schema(spec, name), show_values, found)
+        if found:
+            wrong.add(name)
+            swapped = [o for o in names if o != name and value is not _MISSING and _same(value, exp[o])]
+            if swapped:
+                found.append(f"{name} holds what {swapped[0]} should: check the order "
+                             f"({_join(names)})" + (" and the keys" if spec["returns_dict"] else ""))
+            problems += found[:4] + ([f"... and {len(found) - 4} more differences in {name}"] if len(found) > 4 else [])
+    return problems, wrong
+
+
+_MISSING = object()
+
+
+# --- Where an exception came from -------------------------------------------------------
+
+def student_line(exc):
+    """'line 7: a_next = ...' for the innermost frame of the learner's own code."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename) != _HERE and "site-packages" not in f.filename
+              and not f.filename.startswith(("<grader", "<reference", "<mutant", "<string"))]
+    if not frames:
+        return ""
+    f = frames[-1]
+    code = f" `{f.line.strip()}`" if f.line else ""
+    return f" (in {f.name}, line {f.lineno}:{code})"
+
+
+def exception_text(exc):
+    message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return f"{type(exc).__name__}" + (f": {message}" if message else "")
+
+
+# --- The student-side check ---------------------------------------------------------------
+
+class CheckFailed(Exception):
+    """Raised by a failing check; shows its message without a long traceback."""
+
+    def _render_traceback_(self):
+        return ["\x1b[0;31m" + "✗ " + str(self) + "\x1b[0m"]
+
+
+_data = None
+
+
+def _load():
+    global _data
+    if _data is None:
+        with open(DATA_FILE, encoding="utf-8") as f:
+            _data = json.load(f)
+    return _data
+
+
+def _user_namespace():
+    frame = sys._getframe(2)
+    return frame.f_globals
+
+
+def run_case(spec, fn, case):
+    """Call ``fn`` on one stored case: (problems, wrong outputs), or raise its exception."""
+    got = fn(*decode(case["inputs"]))
+    return compare(spec, got, decode(case["expected"]))
+
+
+def check(name):
+    """Check your ``name`` function on the worked examples; say what is wrong, in words."""
+    namespace = _user_namespace()
+    fn = namespace.get(name)
+    data = _load()
+    if name not in data["functions"]:
+        raise CheckFailed(f"there is no exercise called {name!r}")
+    if fn is None:
+        raise CheckFailed(f"{name} is not defined yet: run the cell where you wrote it, "
+                          f"and check that the def line still says `def {name}(...)`.")
+    if not callable(fn):
+        raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
+    spec = data["functions"][name]
+    cases = data["cases"][name]
+    for case in cases:
+        try:
+            problems, _ = run_case(spec, fn, case)
+        except NotImplementedError:
+            raise CheckFailed(f"{name} is not written yet: replace `raise NotImplementedError()` "
+                              f"with your code.") from None
+        except Exception as exc:
+            raise CheckFailed(f"{name} raised {exception_text(exc)}{student_line(exc)}, "
+                              f"on {case['label']}.") from None
+        if problems:
+            callee = _failing_callee(spec, namespace)
+            lines = [f"{name} is not right yet, on {case['label']}:"] + [f"  - {p}" for p in problems]
+            if callee:
+                lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
+                             f"Fix {callee} first: {name} may already be right.")
+            raise CheckFailed("\n".join(lines))
+    print(f"✓ {name}: all checks passed ({len(cases)} examples).")
+
+
+def _failing_callee(spec, namespace):
+    """The first function this one calls that fails its own check (learners chase the
+    wrong bug for days when a correct function calls a broken one)."""
+    data = _load()
+    for callee in spec.get("callees", ()):
+        fn = namespace.get(callee)
+        if fn is None:
+            return callee
+        try:
+            if any(run_case(data["functions"][callee], fn, c)[0] for c in data["cases"][callee]):
+                return callee
+        except Exception:
+            return callee
+    return None
+
