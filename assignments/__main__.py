@@ -1,6 +1,7 @@
 """The course's command line.
 
   python -m assignments release        rebuild release/ from source/
+  python -m assignments check-release  prove the release is current, leak-free and gradeable
   python -m assignments grade          autograde submitted/ (or --submissions DIR) into --out DIR
   python -m assignments demo           release, then grade the bundled sample class
 """
@@ -11,7 +12,7 @@ import sys
 import warnings
 
 from . import rnn_step_by_step as assignment
-from .grading import pipeline, release, report
+from .grading import pipeline, release, release_checks, report
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,6 +22,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("release", help="rebuild release/ from source/ (and source/'s generated parts)")
+    sub.add_parser("check-release", help="check release/ against source/, leaks, expected values, grading")
     g = sub.add_parser("grade", help="autograde every submission")
     g.add_argument("--submissions", default=REPO,
                    help="folder holding submitted/<student>/<assignment>/ (or that layout itself)")
@@ -28,7 +30,9 @@ def main(argv=None):
     g.add_argument("--quiet", action="store_true", help="no summary table")
     d = sub.add_parser("demo", help="build the release and grade the sample class in samples/")
     d.add_argument("--out", default=REPO)
-    parser.add_argument("--log-level", default="WARNING", help="nbgrader's log level (default WARNING)")
+    parser.add_argument("--log-level", default="ERROR",
+                        help="nbgrader's log level (default ERROR; WARNING also lists, for every "
+                             "submission, the test cells restored to their hidden-test version)")
     args = parser.parse_args(argv)
     # nbgrader's Gradebook runs the `alembic` script that sits beside this interpreter.
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
@@ -37,6 +41,14 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message=".*not in session.*")
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
+    if args.command == "check-release":
+        failed = 0
+        for title, problems in release_checks.all_checks(assignment, REPO).items():
+            print(("ok    " if not problems else "FAIL  ") + title)
+            for p in problems:
+                print("      - " + p.replace("\n", "\n        "))
+            failed += bool(problems)
+        return 1 if failed else 0
     if args.command in ("release", "demo"):
         path = release.build(assignment, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
         print(f"release written to {os.path.relpath(path, os.getcwd())}")

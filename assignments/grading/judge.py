@@ -28,6 +28,7 @@ class Outcome:
     """One hidden case: what happened and which outputs were wrong."""
     label: str
     args: tuple
+    facts: set
     status: str                       # ok | missing | not_implemented | raised | fault
     text: str = ""
     got: object = None
@@ -52,9 +53,9 @@ class Judge:
         total = sum(ex.weight(o) for o in ex.outputs)
         outcomes = []
         cases = self.cases(name)
-        for label, args in cases:
+        for label, args, facts in cases:
             status, value = call(name, args, ex.callees)
-            o = Outcome(label, args, status)
+            o = Outcome(label, args, facts, status)
             if status == "ok":
                 o.got = value
                 o.problems, o.wrong = self.a.checks.compare(
@@ -99,6 +100,17 @@ class Judge:
                 return sorted({c for codes in found for c in codes})
         return []
 
+    def _hints(self, right, wrong):
+        """Say so when a fact (one time step, one example) separates passing from failing cases."""
+        hints = []
+        for fact, (only_right, only_wrong) in getattr(self.a, "CASE_HINTS", {}).items():
+            has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
+            if right and all(has[0]) and not any(has[1]):
+                hints.append(only_right)
+            elif right and all(has[1]) and not any(has[0]):
+                hints.append(only_wrong)
+        return hints
+
     def _feedback(self, ex, v, outcomes):
         if v.passed:
             return f"{ex.name} is correct: it passed all {v.cases} hidden cases."
@@ -116,8 +128,5 @@ class Judge:
         elif not v.diagnoses:
             lines.append(f"On {first.label}:")
             lines += [f"  - {p}" for p in first.problems[:6]]
-        right = [o.label.replace("a hidden case with ", "") for o in outcomes if o.status == "ok" and not o.wrong]
-        if right:
-            lines.append("It is right on the case(s) with " + "; ".join(right) +
-                         ", so look at what is different in the others (m = 1? T_x = 1?).")
+        lines += self._hints([o for o in outcomes if o.status == "ok" and not o.wrong], failing)
         return "\n".join(lines)

@@ -126,7 +126,7 @@ def collect(assignment, gb, out, record):
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
-            "feedback": v.get("feedback", "Not graded: " + (record["message"] or "no verdict."))})
+            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if record["message"] else "no verdict."))})
         if v.get("outcome") == "fault":
             entry["flags"].append(f"fault:{ex.name}")
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)

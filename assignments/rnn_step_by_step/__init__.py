@@ -36,9 +36,23 @@ def spec(name):
 
 
 def hidden_cases(name):
-    """[(description, arguments)] for the hidden tests of ``name``; drawn only when grading."""
-    return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)))
+    """The hidden tests of ``name`` as (description, arguments, facts); drawn only when grading."""
+    return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)), s.facts(name))
             for s in cases.HIDDEN_SHAPES]
+
+
+# What it tells a learner when a fact about the cases separates the passing ones from the
+# failing ones: (when only such cases pass, when only such cases fail).
+CASE_HINTS = {
+    "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
+              "carry over from one time step to the next.",
+              "It fails only when the sequence has a single time step (T_x = 1): look for code that "
+              "assumes at least two steps."),
+    "m=1": ("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
+            "handled, for instance in sums and in shapes.",
+            "It fails only with a single example (m = 1): look for code that drops or confuses the "
+            "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+}
 
 
 def expected(name, args):

@@ -95,6 +95,11 @@ class Shape:
         dims = (self.n_x, self.n_a, self.n_y, self.m, self.T_x)
         return Recipe(function, self.seed, generic_draws(function, *dims))
 
+    def facts(self, function):
+        """Traits that may explain why a case passes or fails (see CASE_HINTS)."""
+        found = {"m=1"} if self.m == 1 else set()
+        return found | ({"T_x=1"} if self.T_x == 1 and "cell" not in function else set())
+
     def describe(self, function):
         t = "" if "cell" in function else f", T_x={self.T_x}"
         return f"n_x={self.n_x}, n_a={self.n_a}, n_y={self.n_y}, m={self.m}{t}"

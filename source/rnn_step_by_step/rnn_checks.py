@@ -270,9 +270,10 @@ def run_case(spec, fn, case):
     return compare(spec, got, decode(case["expected"]))
 
 
-def check(name):
-    """Check your ``name`` function on the worked examples; say what is wrong, in words."""
-    namespace = _user_namespace()
+def check(name, namespace=None):
+    """Check your ``name`` function on the worked examples; say what is wrong, in words.
+    It looks the function up among your notebook's names (or in ``namespace``)."""
+    namespace = _user_namespace() if namespace is None else namespace
     fn = namespace.get(name)
     data = _load()
     if name not in data["functions"]:

@@ -1,0 +1,32 @@
+# The two commands a fresh machine needs (see README.md):
+#   make demo   set up, build the release and grade the bundled sample class
+#   make test   set up and run the tests
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: setup demo test release grade clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
+	touch $@
+
+demo: setup
+	$(PY) -m assignments demo
+
+test: setup
+	$(PY) -m pytest
+
+release: setup
+	$(PY) -m assignments release
+
+grade: setup
+	$(PY) -m assignments grade
+
+clean:
+	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json feedback
+	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

@@ -1,0 +1,129 @@
+"""The public checks students run under each exercise (the rnn_checks.py in release/)."""
+import os
+import time
+
+import nbformat
+import numpy as np
+import pytest
+from nbclient import NotebookClient
+
+from assignments.grading.kernel import GradingKernelManager
+from assignments.rnn_step_by_step import mistakes
+from assignments.rnn_step_by_step.exercises import EXERCISES
+
+from conftest import REPO, RELEASE
+
+NAMES = [e.name for e in EXERCISES]
+
+
+def failure(checks, name, namespace):
+    with pytest.raises(checks.CheckFailed) as info:
+        checks.check(name, namespace)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_passes(release_checks_module, reference_functions, name, capsys):
+    release_checks_module.check(name, reference_functions)
+    assert f"✓ {name}: all checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_missing_and_stub_get_plain_words(release_checks_module, reference_functions, name):
+    assert "is not defined yet" in failure(release_checks_module, name, {})
+
+    def stub(*args):
+        raise NotImplementedError()
+    assert "not written yet" in failure(release_checks_module, name, dict(reference_functions, **{name: stub}))
+
+
+@pytest.mark.parametrize("mistake", mistakes.CATALOG, ids=lambda m: m.code)
+def test_catalogued_mistake_is_caught_with_time_steps(release_checks_module, reference_functions, mistake):
+    functions = dict(reference_functions, **{mistake.function: mistakes.mutant(mistake.function, (mistake.code,))})
+    text = failure(release_checks_module, mistake.function, functions)
+    assert "is wrong in" in text and "time step" in text or "dW" in text
+
+
+def test_shape_mistake_names_output_and_shapes(release_checks_module, reference_functions):
+    def transposed(xt, a_prev, parameters):
+        a_next, y, cache = reference_functions["rnn_cell_forward"](xt, a_prev, parameters)
+        return a_next.T, y, cache
+    text = failure(release_checks_module, "rnn_cell_forward", dict(reference_functions, rnn_cell_forward=transposed))
+    assert "a_next has shape (10, 5); expected (5, 10)" in text
+
+
+def test_wrong_order_is_named(release_checks_module, reference_functions):
+    def swapped(x, a0, parameters):
+        a, y, c, caches = reference_functions["lstm_forward"](x, a0, parameters)
+        return a, c, y, caches
+    text = failure(release_checks_module, "lstm_forward", dict(reference_functions, lstm_forward=swapped))
+    assert "y holds what c should" in text
+
+
+def test_exception_points_at_the_line(release_checks_module, reference_functions, tmp_path):
+    cell = tmp_path / "cell.py"   # a kernel cell has a file name too, so tracebacks show its lines
+    cell.write_text("import numpy as np\n\ndef rnn_cell_forward(xt, a_prev, parameters):\n"
+                    "    return np.dot(parameters['Wax'], a_prev)\n")
+    namespace = {}
+    exec(compile(cell.read_text(), str(cell), "exec"), namespace)
+    text = failure(release_checks_module, "rnn_cell_forward", namespace)
+    assert "raised ValueError" in text and "line 4" in text and "np.dot(parameters['Wax'], a_prev)" in text
+
+
+def test_broken_callee_is_pointed_out(release_checks_module, reference_functions, notebook_namespace):
+    """Learners chase the wrong bug when a correct caller uses a broken cell."""
+    def bad_cell(xt, a_prev, parameters):
+        a_next, y, cache = reference_functions["rnn_cell_forward"](xt, a_prev, parameters)
+        return a_next * 0.5, y, cache
+    notebook_namespace["rnn_cell_forward"] = bad_cell
+    text = failure(release_checks_module, "rnn_forward", notebook_namespace)
+    assert "Fix rnn_cell_forward first" in text
+
+
+def test_all_checks_are_fast(release_checks_module, reference_functions, capsys):
+    """Measured, not asserted against a clock: printed for the closing note/README."""
+    start = time.perf_counter()
+    for name in NAMES:
+        release_checks_module.check(name, reference_functions)
+    elapsed = time.perf_counter() - start
+    with capsys.disabled():
+        print(f"\n[measure] all 8 public checks on correct code: {elapsed * 1000:.0f} ms in total")
+
+
+def test_shipped_gradient_helper_agrees_with_reference(reference_functions):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rnn_utils_released", os.path.join(RELEASE, "rnn_utils.py"))
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    rng = np.random.RandomState(3)
+    xt, a_prev, da = rng.randn(3, 4), rng.randn(5, 4), rng.randn(5, 4)
+    p = {"Wax": rng.randn(5, 3), "Waa": rng.randn(5, 5), "Wya": rng.randn(2, 5), "ba": rng.randn(5, 1), "by": rng.randn(2, 1)}
+    fwd, bwd = reference_functions["rnn_cell_forward"], reference_functions["rnn_cell_backward"]
+    analytic = bwd(da, fwd(xt, a_prev, p)[2])["dWaa"]
+    numeric = utils.numerical_gradient(lambda: fwd(xt, a_prev, p)[0], p["Waa"], da)
+    assert utils.relative_error(analytic, numeric) < 1e-6
+    assert utils.relative_error(analytic * 1.01, numeric) > 1e-3
+
+
+def run_notebook(path):
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, allow_errors=True, kernel_manager_class=GradingKernelManager,
+                   resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    return nb
+
+
+def test_source_notebook_runs_clean_and_every_check_passes():
+    nb = run_notebook(os.path.join(REPO, "source", "rnn_step_by_step", "rnn_step_by_step.ipynb"))
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors[0]
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert all(f"✓ {n}: all checks passed" in printed for n in NAMES)
+
+
+def test_untouched_release_fails_every_check_cleanly():
+    nb = run_notebook(os.path.join(RELEASE, "rnn_step_by_step.ipynb"))
+    checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(checks) == len(NAMES)
+    for cell in checks:
+        (error,) = [o for o in cell.outputs if o.output_type == "error"]
+        assert error.ename == "CheckFailed" and "not written yet" in error.evalue

@@ -1,0 +1,120 @@
+"""The hidden-test judge, in this process (the same harness and JSON round trip as in a
+kernel; the kernel path itself is covered end to end in test_grading.py)."""
+import pytest
+
+from assignments.grading import local
+from assignments.rnn_step_by_step import cases, mistakes
+from assignments.rnn_step_by_step.exercises import EXERCISES
+
+
+def judge_one(assignment, functions, name):
+    return local.judge_all(assignment, functions, [name])[name]
+
+
+def test_reference_earns_full_marks(assignment, reference_functions):
+    verdicts = local.judge_all(assignment, reference_functions)
+    assert {n: (v.score, v.passed) for n, v in verdicts.items()} == {e.name: (e.points, True) for e in EXERCISES}
+    assert sum(v.score for v in verdicts.values()) == 100
+
+
+def test_hidden_shapes_separate_every_size():
+    shapes = cases.HIDDEN_SHAPES
+    assert any(s.m == 1 for s in shapes) and any(s.T_x == 1 for s in shapes)
+    general = [s for s in shapes if s.m > 1 and s.T_x > 1]
+    assert general and all(len({s.n_x, s.n_a, s.n_y, s.m, s.T_x}) == 5 for s in general)
+    public = {(s.n_x, s.n_a, s.n_y, s.m, s.T_x) for s in cases.PUBLIC_SHAPES}
+    assert not public & {(s.n_x, s.n_a, s.n_y, s.m, s.T_x) for s in shapes}
+    assert not {s.seed for s in cases.PUBLIC_SHAPES} & {s.seed for s in shapes}
+
+
+@pytest.mark.parametrize("mistake", mistakes.CATALOG, ids=lambda m: m.code)
+def test_catalogued_mistake_fails_and_is_named(assignment, reference_functions, mistake):
+    functions = dict(reference_functions, **{mistake.function: mistakes.mutant(mistake.function, (mistake.code,))})
+    v = judge_one(assignment, functions, mistake.function)
+    assert not v.passed and v.score < v.max_score
+    assert v.diagnoses == [mistake.code]
+    assert mistake.code in v.feedback
+
+
+def test_two_mistakes_at_once_are_both_named(assignment, reference_functions):
+    both = ("lstm_grads_not_accumulated", "lstm_stale_dc_prev")
+    functions = dict(reference_functions, lstm_backward=mistakes.mutant("lstm_backward", both))
+    assert judge_one(assignment, functions, "lstm_backward").diagnoses == sorted(both)
+
+
+# Realistic mistakes outside the catalog, as edits of the reference: each must fail.
+UNCATALOGUED = [
+    ("rnn_cell_backward", 'dba = np.sum(g, axis=1, keepdims=True)', 'dba = np.sum(g, axis=0, keepdims=True).T[:g.shape[0]]'),
+    ("rnn_cell_forward", "Wax @ xt + Waa @ a_prev + ba", "Wax @ xt + Waa @ a_prev"),
+    ("lstm_cell_forward", "z = np.concatenate([a_prev, xt], axis=0)", "z = np.concatenate([xt, a_prev], axis=0)"),
+    ("lstm_forward", "a_next = a0", "a_next = np.zeros_like(a0)"),
+    ("rnn_forward", "a_next, yt_pred, cache = rnn_cell_forward(x[:, :, t], a_next, parameters)",
+     "a_next, yt_pred, cache = rnn_cell_forward(x[:, :, t], a0, parameters)"),
+    ("lstm_cell_backward", "dc_prev = dc * ft", "dc_prev = dc_next * ft"),
+    ("rnn_backward", "for t in reversed(range(T_x)):", "for t in range(T_x):"),
+]
+
+
+@pytest.mark.parametrize("function,old,new", UNCATALOGUED, ids=[f"{f}:{n[:30]}" for f, _, n in UNCATALOGUED])
+def test_uncatalogued_mistake_fails(assignment, reference_functions, function, old, new):
+    import inspect
+    source = inspect.getsource(getattr(assignment.reference, function))
+    assert old in source
+    namespace = dict(vars(assignment.reference))
+    exec(source.replace(old, new), namespace)
+    v = judge_one(assignment, dict(reference_functions, **{function: namespace[function]}), function)
+    assert not v.passed and v.score < v.max_score
+    assert v.feedback and "hidden case" in v.feedback
+
+
+def test_wrong_callee_does_not_cost_the_caller(assignment, reference_functions):
+    def broken_cell(xt, a_prev, parameters):
+        raise ValueError("broken on purpose")
+    v = judge_one(assignment, dict(reference_functions, rnn_cell_forward=broken_cell), "rnn_forward")
+    assert v.passed and v.score == v.max_score
+
+
+def test_noisy_correct_function_keeps_full_marks(assignment, reference_functions):
+    import sys
+    import warnings
+
+    def noisy(da_next, cache):
+        print("debug output " * 100)
+        print("to stderr", file=sys.stderr)
+        warnings.warn("a warning", RuntimeWarning)
+        return assignment.reference.rnn_cell_backward(da_next, cache)
+    assert judge_one(assignment, dict(reference_functions, rnn_cell_backward=noisy), "rnn_cell_backward").passed
+
+
+def test_answer_tuned_to_the_public_example_fails(assignment, reference_functions, release_checks_module):
+    """A function that returns the shipped example's expected outputs, whatever its inputs."""
+    case = release_checks_module._load()["cases"]["rnn_cell_forward"][0]
+    canned = release_checks_module.decode(case["expected"])
+    v = judge_one(assignment, dict(reference_functions, rnn_cell_forward=lambda *a: canned), "rnn_cell_forward")
+    assert v.score == 0 and not v.passed
+
+
+def test_partial_credit_within_a_function(assignment, reference_functions):
+    def only_dx_right(da, caches):
+        grads = assignment.reference.rnn_backward(da, caches)
+        return dict(grads, dWaa=grads["dWaa"] * 2)
+    v = judge_one(assignment, dict(reference_functions, rnn_backward=only_dx_right), "rnn_backward")
+    assert 0 < v.score < v.max_score and not v.passed
+    assert "dWaa" in v.feedback
+
+
+@pytest.mark.parametrize("bad,expected_words", [
+    (lambda *a: None, "returned None"),
+    (lambda *a: 1 / 0, "ZeroDivisionError"),
+    (lambda *a: (1, 2), "returned 2 values; expected 3"),
+], ids=["returns-none", "raises", "too-few-values"])
+def test_broken_returns_get_words_not_crashes(assignment, reference_functions, bad, expected_words):
+    v = judge_one(assignment, dict(reference_functions, rnn_cell_forward=bad), "rnn_cell_forward")
+    assert v.score == 0 and expected_words in v.feedback
+
+
+def test_missing_function_is_reported(assignment, reference_functions):
+    functions = dict(reference_functions)
+    del functions["lstm_forward"]
+    v = judge_one(assignment, functions, "lstm_forward")
+    assert v.score == 0 and v.outcome == "missing" and "not defined" in v.feedback
