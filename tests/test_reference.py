@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from assignments.rnn_step_by_step import cases, reference
-from assignments.rnn_step_by_step.exercises import BY_NAME
+from assignments.rnn_step_by_step.exercises import BY_NAME, GRADIENTS
 
 PUBLISHED = [(name, key, value) for name, r in cases.PUBLISHED.items() for key, value in r.published.items()]
 
@@ -18,15 +18,7 @@ def test_every_published_value_is_checked():
     assert len(PUBLISHED) == 3 + 2 + 3 + 3 + 5 + 5 + 11 + 6
 
 
-# Each backward function's outputs and the forward input or parameter they differentiate.
 # The objective is sum(a * da) (plus sum(c_next * dc_next) for the LSTM cell).
-GRADIENTS = {
-    "rnn_cell_backward": {"dxt": "xt", "da_prev": "a_prev", "dWax": "Wax", "dWaa": "Waa", "dba": "ba"},
-    "rnn_backward": {"dx": "x", "da0": "a0", "dWax": "Wax", "dWaa": "Waa", "dba": "ba"},
-    "lstm_cell_backward": {"dxt": "xt", "da_prev": "a_prev", "dc_prev": "c_prev",
-                           **{f"d{p}": p for p in ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")}},
-    "lstm_backward": {"dx": "x", "da0": "a0", **{f"d{p}": p for p in ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")}},
-}
 CASES = [(f, g) for f, grads in GRADIENTS.items() for g in grads]
 
 

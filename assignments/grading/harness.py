@@ -40,6 +40,10 @@ def call(namespace, request):
     saved = {}
     sink = _Sink()
     try:
+        observed = {"reads_globals": data_globals(fn)}  # noqa: F821 (check module)
+    except Exception:
+        observed = {"reads_globals": []}
+    try:
         for callee, source in request.get("callees", {}).items():
             helpers = {}
             exec(compile(source, f"<reference {callee}>", "exec"), helpers)
@@ -49,11 +53,12 @@ def call(namespace, request):
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = fn(*args)
-        return {"status": "ok", "output": encode(out), "printed": sink.head}  # noqa: F821
+        return {"status": "ok", "output": encode(out), "printed": sink.head, "observed": observed}  # noqa: F821
     except NotImplementedError:
         return {"status": "not_implemented", "text": "still raises NotImplementedError"}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
-        return {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc)}  # noqa: F821
+        return {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
+                "observed": observed}
     finally:
         for callee, old in saved.items():
             if old is _ABSENT:

@@ -1,10 +1,13 @@
 """The hidden tests' judge. It runs in the grading process, never in the student's kernel.
 
 The kernel only computes: ``call(name, args, callees)`` runs the learner's function on
-hidden inputs there and hands back its outputs. Comparing them with the reference, naming
-the mistake and scoring all happen here, where the learner's code cannot reach.
+hidden inputs there and hands back its outputs (and what the harness observed). Comparing
+them with the reference, naming the mistake and scoring all happen here, where the
+learner's code cannot reach.
 """
 from dataclasses import asdict, dataclass, field
+
+PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 
 
 @dataclass
@@ -32,44 +35,62 @@ class Outcome:
     status: str                       # ok | missing | not_implemented | raised | fault
     text: str = ""
     got: object = None
+    observed: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     wrong: set = field(default_factory=set)
     fraction: float = 0.0
+
+    @property
+    def right(self):
+        return self.status == "ok" and not self.wrong
 
 
 class Judge:
     def __init__(self, assignment):
         self.a = assignment
-        self._cases = {}
+        self._cases, self._expected = {}, {}
 
     def cases(self, name):
         if name not in self._cases:
             self._cases[name] = self.a.hidden_cases(name)
         return self._cases[name]
 
+    def expected(self, name, index, picks=()):
+        """The reference's outputs on a hidden case, or a mutant's (cached). None when the
+        mutant cannot be built (two edits of the same line) or does not return."""
+        key = (name, index, picks)
+        if key not in self._expected:
+            args = self.cases(name)[index][1]
+            if not picks:
+                self._expected[key] = self.a.expected(name, args)
+            else:
+                try:
+                    self._expected[key] = self.a.mistakes.run(self.a.mistakes.mutant(name, picks), args)
+                except Exception:
+                    self._expected[key] = None
+        return self._expected[key]
+
     def judge(self, name, call):
         ex = self.a.BY_NAME[name]
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
         outcomes = []
-        cases = self.cases(name)
-        for label, args, facts in cases:
-            status, value = call(name, args, ex.callees)
-            o = Outcome(label, args, facts, status)
+        for index, (label, args, facts) in enumerate(self.cases(name)):
+            status, value, observed = call(name, args, ex.callees)
+            o = Outcome(label, args, facts, status, observed=observed)
             if status == "ok":
                 o.got = value
-                o.problems, o.wrong = self.a.checks.compare(
-                    spec, value, self.a.expected(name, args), show_values=False)
+                o.problems, o.wrong = self.a.checks.compare(spec, value, self.expected(name, index), show_values=False)
                 o.fraction = 1 - sum(ex.weight(w) for w in o.wrong) / total
             else:
                 o.text = value
             outcomes.append(o)
             if status in ("missing", "not_implemented"):
                 break   # the same on every case
-        return self._verdict(ex, outcomes, len(cases))
+        return self._verdict(ex, outcomes, len(self.cases(name)))
 
     def _verdict(self, ex, outcomes, n):
-        passed_cases = sum(o.status == "ok" and not o.wrong for o in outcomes)
+        passed_cases = sum(o.right for o in outcomes)
         passed = passed_cases == n
         score = ex.points if passed else min(
             round(ex.points * sum(o.fraction for o in outcomes) / n, 2), ex.points - 0.01)
@@ -81,24 +102,48 @@ class Judge:
         v.feedback = self._feedback(ex, v, outcomes)
         return v
 
-    def diagnose(self, name, outcomes):
-        """Codes of the catalogued mistakes (alone or two together) whose outputs match the
-        learner's on every hidden case. Smallest explanation first."""
-        if not outcomes or any(o.status != "ok" for o in outcomes):
-            return []
+    # --- naming the mistake -------------------------------------------------------------
+
+    def _matches(self, name, picks, outcomes):
         spec = self.a.spec(name)
-        for size in (1, 2):
-            found = []
-            for codes in self.a.mistakes.candidates(name):
-                if len(codes) != size:
-                    continue
-                fn = self.a.mistakes.mutant(name, codes)
-                if all(not self.a.checks.compare(spec, o.got, self.a.mistakes.run(fn, o.args),
-                                                 show_values=False)[0] for o in outcomes):
-                    found.append(codes)
-            if found:
-                return sorted({c for codes in found for c in codes})
-        return []
+        for i, o in enumerate(outcomes):
+            mutant = self.expected(name, i, picks)
+            if mutant is None or self.a.checks.compare(spec, o.got, mutant, show_values=False)[0]:
+                return False
+        return True
+
+    def _explains(self, name, pick, outcomes):
+        """Does this variant alone reproduce at least one wrong output on the first case?"""
+        o = next((o for o in outcomes if o.wrong), None)
+        if o is None:
+            return False
+        mutant = self.expected(name, outcomes.index(o), (pick,))
+        if mutant is None:
+            return False
+        _, still_wrong = self.a.checks.compare(self.a.spec(name), o.got, mutant, show_values=False)
+        return bool(o.wrong - still_wrong)
+
+    def diagnose(self, name, outcomes):
+        """Codes of catalogued mistakes: those whose variant (or pair of variants of two
+        mistakes) reproduces the learner's outputs on every hidden case, smallest
+        explanation first; plus those a detector observed in the kernel."""
+        codes = set()
+        for m in self.a.mistakes.for_function(name):
+            if m.detector and any(o.observed.get(m.detector) for o in outcomes):
+                codes.add(m.code)
+        if not outcomes or any(o.status != "ok" for o in outcomes):
+            return sorted(codes)
+        singles = [p for p in self.a.mistakes.variants(name) if self._matches(name, (p,), outcomes)]
+        if singles:
+            return sorted(codes | {code for code, _ in singles})
+        partial = [p for p in self.a.mistakes.variants(name) if self._explains(name, p, outcomes)]
+        for pair in self.a.mistakes.pairs(name, first=partial)[:PAIR_BUDGET]:
+            if self._matches(name, pair, outcomes):
+                codes |= {code for code, _ in pair}
+                break
+        return sorted(codes)
+
+    # --- words ------------------------------------------------------------------------------
 
     def _hints(self, right, wrong):
         """Say so when a fact (one time step, one example) separates passing from failing cases."""
@@ -121,12 +166,17 @@ class Judge:
         lines = [f"{ex.name} passed {v.cases_passed} of {v.cases} hidden cases."]
         for code in v.diagnoses:
             lines.append(f"Recognised mistake [{code}]: {self.a.mistakes.BY_CODE[code].feedback}")
-        failing = [o for o in outcomes if o.status != "ok" or o.wrong]
+        failing = [o for o in outcomes if not o.right]
         first = failing[0]
         if first.status in ("raised", "fault"):
             lines.append(f"On {first.label}, it {first.text}.")
         elif not v.diagnoses:
             lines.append(f"On {first.label}:")
             lines += [f"  - {p}" for p in first.problems[:6]]
-        lines += self._hints([o for o in outcomes if o.status == "ok" and not o.wrong], failing)
+            lines += self.a.gradient_check_lines(ex.name, first.args, first.got, first.wrong)
+        readers = sorted({n for o in outcomes for n in o.observed.get("reads_globals", [])})
+        if readers and not v.diagnoses:
+            lines.append(f"It reads the notebook variable(s) {', '.join(readers)} instead of using only "
+                         f"its arguments: results then depend on what else ran in the notebook.")
+        lines += self._hints([o for o in outcomes if o.right], failing)
         return "\n".join(lines)

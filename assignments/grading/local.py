@@ -24,9 +24,10 @@ def caller(assignment, functions):
         request = {"name": name, "inputs": assignment.checks.encode(args),
                    "callees": {c: assignment.callee_source(c) for c in callees}}
         result = json.loads(json.dumps(ns["call"](functions, json.loads(json.dumps(request)))))
+        observed = result.get("observed", {})
         if result["status"] == "ok":
-            return "ok", assignment.checks.decode(result["output"])
-        return result["status"], result["text"]
+            return "ok", assignment.checks.decode(result["output"]), observed
+        return result["status"], result["text"], observed
     return call
 
 

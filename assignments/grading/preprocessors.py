@@ -66,7 +66,7 @@ class JudgedExecute(Execute):
         return cell, resources
 
     def _call(self, name, args, callees, index):
-        """Run one call in the kernel; return (status, decoded outputs or a message)."""
+        """Run one call in the kernel; return (status, decoded outputs or a message, observations)."""
         nonce = secrets.token_hex(8)
         request = {"name": name, "nonce": nonce, "inputs": self._a.checks.encode(args),
                    "callees": {c: self._a.callee_source(c) for c in callees}}
@@ -79,20 +79,21 @@ class JudgedExecute(Execute):
         try:
             self.execute_cell(probe, index, store_history=False)
         except Exception as exc:  # a dead kernel, a timeout nbclient could not recover from
-            return "fault", f"made the kernel fail ({type(exc).__name__}: {exc})"
+            return "fault", f"made the kernel fail ({type(exc).__name__}: {exc})", {}
         finally:
             self.timeout = saved_timeout
             self.nb.cells[index] = test_cell   # nbclient stores the executed cell at index
         for out in probe.outputs:
             data = out.get("data", {}).get(harness.MIME)
             if out.output_type == "display_data" and data and data.get("nonce") == nonce:
+                observed = data.get("observed", {})
                 if data["status"] == "ok":
-                    return "ok", self._a.checks.decode(data["output"])
-                return data["status"], data["text"]
+                    return "ok", self._a.checks.decode(data["output"]), observed
+                return data["status"], data["text"], observed
         errors = [o for o in probe.outputs if o.output_type == "error"]
         if errors:
-            return "fault", f"stopped with {errors[-1].ename} before it returned (time limit or crash)"
-        return "fault", "returned no result the grader could read"
+            return "fault", f"stopped with {errors[-1].ename} before it returned (time limit or crash)", {}
+        return "fault", "returned no result the grader could read", {}
 
 
 def verdict_outputs(v):

@@ -78,3 +78,8 @@ def refresh_source(source_dir=SOURCE_DIR):
     nbformat.write(nb, path)
     with open(os.path.join(source_dir, "check_data.json"), "w", encoding="utf-8") as f:
         f.write(check_data.build())
+
+
+def gradient_check_lines(name, args, got, wrong):
+    from . import gradcheck
+    return gradcheck.lines(name, args, got, wrong)

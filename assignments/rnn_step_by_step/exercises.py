@@ -54,3 +54,12 @@ EXERCISES = (
 
 BY_NAME = {e.name: e for e in EXERCISES}
 MAX_SCORE = sum(e.points for e in EXERCISES)
+
+_LSTM_PARAMS = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")
+# For each backward pass: which forward input or parameter each returned gradient is for.
+GRADIENTS = {
+    "rnn_cell_backward": {"dxt": "xt", "da_prev": "a_prev", "dWax": "Wax", "dWaa": "Waa", "dba": "ba"},
+    "rnn_backward": {"dx": "x", "da0": "a0", "dWax": "Wax", "dWaa": "Waa", "dba": "ba"},
+    "lstm_cell_backward": {"dxt": "xt", "da_prev": "a_prev", "dc_prev": "c_prev", **{f"d{p}": p for p in _LSTM_PARAMS}},
+    "lstm_backward": {"dx": "x", "da0": "a0", **{f"d{p}": p for p in _LSTM_PARAMS}},
+}

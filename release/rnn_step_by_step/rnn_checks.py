@@ -9,10 +9,12 @@ Everything here needs numpy alone. The expected outputs live in ``check_data.jso
 computed from the course's reference solution when this release was built.
 """
 import base64
+import dis
 import json
 import os
 import sys
 import traceback
+import types
 
 import numpy as np
 
@@ -220,6 +222,82 @@ def compare(spec, got, expected, show_values=True):
 _MISSING = object()
 
 
+# --- Known mistakes, recognised by fingerprints -------------------------------------------
+
+SAMPLES = 3   # values kept per differing array in a fingerprint
+
+
+def leaves(x, path=""):
+    """(path, array) for every array inside a nested output."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        x = np.asarray(float(x))
+    if isinstance(x, np.ndarray):
+        yield path, x
+    elif isinstance(x, (tuple, list)):
+        for i, v in enumerate(x):
+            yield from leaves(v, f"{path}[{i}]")
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            yield from leaves(v, f"{path}[{k!r}]")
+
+
+def _differs(a, b):
+    return a is None or b is None or a.shape != b.shape or a.dtype.kind not in "biuf" \
+        or not np.allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def fingerprint(wrong, right):
+    """How an output ``wrong`` differs from ``right``: every differing array's path, and for
+    a few, its shape and the values at the entries that differ most. Numbers, no code."""
+    a, b = dict(leaves(wrong)), dict(leaves(right))
+    paths = sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p)))
+    samples = []
+    for p in paths[:6]:
+        if p not in a:
+            continue
+        w = a[p].astype(float).ravel()
+        r = b[p].astype(float).ravel() if p in b and b[p].shape == a[p].shape else np.zeros_like(w)
+        at = [int(i) for i in np.argsort(-np.abs(w - r), kind="stable")[:SAMPLES]]
+        samples.append({"path": p, "shape": list(a[p].shape), "at": at, "values": [float(w[i]) for i in at]})
+    return {"paths": paths, "samples": samples}
+
+
+def matches(got, right, print_):
+    """Does ``got`` differ from ``right`` exactly as the fingerprint ``print_`` says?"""
+    a, b = dict(leaves(got)), dict(leaves(right))
+    if sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p))) != print_["paths"]:
+        return False
+    for s in print_["samples"]:
+        v = a.get(s["path"])
+        if v is None or list(v.shape) != s["shape"] or v.dtype.kind not in "biuf":
+            return False
+        if not np.allclose(v.astype(float).ravel()[s["at"]], s["values"], rtol=RTOL, atol=ATOL):
+            return False
+    return True
+
+
+def recognise(name, outputs, fn=None):
+    """Known mistakes that explain ``outputs`` (one per stored case), fewest codes first."""
+    data = _load()
+    named = []
+    for known in data.get("mistakes", {}).get(name, []) if outputs else []:
+        if all(matches(got, decode(case["expected"]), p)
+               for got, case, p in zip(outputs, data["cases"][name], known["cases"])):
+            named.append(known)
+    if named:
+        fewest = min(len(k["codes"]) for k in named)
+        named = [k for k in named if len(k["codes"]) == fewest]
+    if fn is not None:
+        for d in data.get("detectors", {}).get(name, []):
+            if d["detector"] == "reads_globals" and data_globals(fn):
+                named.append({"codes": d["codes"], "feedback": d["feedback"]})
+    feedback = {}
+    for k in named:
+        for code, text in zip(k["codes"], k["feedback"]):
+            feedback[code] = text
+    return feedback
+
+
 # --- Where an exception came from -------------------------------------------------------
 
 def student_line(exc):
@@ -237,6 +315,22 @@ def student_line(exc):
 def exception_text(exc):
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     return f"{type(exc).__name__}" + (f": {message}" if message else "")
+
+
+def data_globals(fn):
+    """Names the function reads from its module's globals that hold data, not code: a
+    function that depends on the notebook's variables instead of its arguments."""
+    names, stack = set(), [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    scope = getattr(fn, "__globals__", {})
+    data = (dict, list, tuple, int, float, complex, np.ndarray)
+    return sorted(n for n in names if n in scope and isinstance(scope[n], data)
+                  and not isinstance(scope[n], bool) and not n.startswith("__"))
 
 
 # --- The student-side check ---------------------------------------------------------------
@@ -264,12 +358,6 @@ def _user_namespace():
     return frame.f_globals
 
 
-def run_case(spec, fn, case):
-    """Call ``fn`` on one stored case: (problems, wrong outputs), or raise its exception."""
-    got = fn(*decode(case["inputs"]))
-    return compare(spec, got, decode(case["expected"]))
-
-
 def check(name, namespace=None):
     """Check your ``name`` function on the worked examples; say what is wrong, in words.
     It looks the function up among your notebook's names (or in ``namespace``)."""
@@ -285,22 +373,33 @@ def check(name, namespace=None):
         raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
     spec = data["functions"][name]
     cases = data["cases"][name]
+    outputs, failed = [], None
     for case in cases:
         try:
-            problems, _ = run_case(spec, fn, case)
+            got = fn(*decode(case["inputs"]))
         except NotImplementedError:
             raise CheckFailed(f"{name} is not written yet: replace `raise NotImplementedError()` "
                               f"with your code.") from None
         except Exception as exc:
-            raise CheckFailed(f"{name} raised {exception_text(exc)}{student_line(exc)}, "
-                              f"on {case['label']}.") from None
-        if problems:
-            callee = _failing_callee(spec, namespace)
-            lines = [f"{name} is not right yet, on {case['label']}:"] + [f"  - {p}" for p in problems]
-            if callee:
-                lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
-                             f"Fix {callee} first: {name} may already be right.")
-            raise CheckFailed("\n".join(lines))
+            known = recognise(name, [], fn)
+            lines = [f"{name} raised {exception_text(exc)}{student_line(exc)}, on {case['label']}."]
+            raise CheckFailed("\n".join(lines + [f"  [{c}] {t}" for c, t in known.items()])) from None
+        outputs.append(got)
+        problems, _ = compare(spec, got, decode(case["expected"]))
+        if problems and failed is None:
+            failed = (case, problems)
+    if failed:
+        case, problems = failed
+        lines = [f"{name} is not right yet, on {case['label']}:"] + [f"  - {p}" for p in problems]
+        known = recognise(name, outputs, fn)
+        if known:
+            lines.append("  This looks like a mistake many learners make:")
+            lines += [f"  [{code}] {text}" for code, text in known.items()]
+        callee = _failing_callee(spec, namespace)
+        if callee:
+            lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
+                         f"Fix {callee} first: {name} may already be right.")
+        raise CheckFailed("\n".join(lines))
     print(f"✓ {name}: all checks passed ({len(cases)} examples).")
 
 
@@ -313,7 +412,8 @@ def _failing_callee(spec, namespace):
         if fn is None:
             return callee
         try:
-            if any(run_case(data["functions"][callee], fn, c)[0] for c in data["cases"][callee]):
+            if any(compare(data["functions"][callee], fn(*decode(c["inputs"])), decode(c["expected"]))[0]
+                   for c in data["cases"][callee]):
                 return callee
         except Exception:
             return callee

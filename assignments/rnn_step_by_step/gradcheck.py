@@ -1,0 +1,69 @@
+"""A numerical gradient check of a learner's backward pass, for the feedback.
+
+The forward inputs are recovered from the cache the backward pass received, the loss is
+sum(a * da) (plus sum(c_next * dc_next) for the LSTM cell), and each wrong gradient is
+compared with central differences of the reference forward pass, using the same
+``numerical_gradient`` students have in rnn_utils.py.
+"""
+import importlib.util
+import os
+
+import numpy as np
+
+from . import reference
+from .exercises import BY_NAME, GRADIENTS, LSTM_CACHE, RNN_CACHE
+
+
+def _load_utils():
+    from . import SOURCE_DIR
+    spec = importlib.util.spec_from_file_location("rnn_step_by_step_utils", os.path.join(SOURCE_DIR, "rnn_utils.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+utils = _load_utils()
+
+
+def forward_problem(name, args):
+    """(values, f, dout): private copies of the forward inputs by name, a function of them
+    giving the forward outputs that the backward pass differentiates, and their upstream
+    gradient."""
+    ex = BY_NAME[name]
+    fields = RNN_CACHE if ex.cell_kind == "rnn" else LSTM_CACHE
+    if "cell" in name:
+        values = dict(zip(fields, args[-1]))
+        upstream = args[:-1]
+    else:
+        (steps, x), upstream = args[1], args[:1]
+        values = dict(zip(fields, steps[0]), x=x)
+        values["a0"] = values["a_prev"]
+    params = {k: np.array(v, dtype=float) for k, v in values["parameters"].items()}
+    values = {k: np.array(v, dtype=float) for k, v in values.items() if k != "parameters"}
+    values.update(params, parameters=params)
+    forward = getattr(reference, ex.forward)
+    names = BY_NAME[ex.forward].args
+
+    def f():
+        out = forward(*(values[n] for n in names))
+        return np.concatenate([out[0], out[1]]) if name == "lstm_cell_backward" else out[0]
+    dout = np.concatenate(upstream) if name == "lstm_cell_backward" else upstream[0]
+    return values, f, dout
+
+
+def lines(name, args, got, wrong, most=3):
+    """Sentences comparing the learner's wrong gradients with a numerical estimate."""
+    if name not in GRADIENTS or not isinstance(got, dict):
+        return []
+    out = []
+    for key in [k for k in GRADIENTS[name] if k in wrong][:most]:
+        values, f, dout = forward_problem(name, args)
+        target = values[GRADIENTS[name][key]]
+        yours = np.asarray(got.get(key)) if isinstance(got.get(key), np.ndarray) else None
+        if yours is None or yours.shape != target.shape:
+            continue
+        numeric = utils.numerical_gradient(f, target, dout)
+        out.append(f"  A numerical gradient check of {key} (central differences through the forward pass) "
+                   f"disagrees with yours: relative error {utils.relative_error(yours, numeric):.2g}, "
+                   f"where a correct gradient gives about 1e-7 or less.")
+    return out
