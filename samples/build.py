@@ -11,7 +11,7 @@ import nbformat
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from assignments import rnn_step_by_step as assignment  # noqa: E402
-from assignments.grading.submissions import fill, functions_in  # noqa: E402
+from assignments.grading.submissions import answer_cells, fill  # noqa: E402
 
 CLASS = {  # student -> answer files, later ones overriding earlier ones
     "ada": ["ada.py"], "ben": ["ada.py", "ben.py"], "chloe": ["ada.py", "chloe.py"],
@@ -27,9 +27,7 @@ def build(out=os.path.join(HERE, "submitted")):
         answers = {}
         for f in files:
             with open(os.path.join(HERE, "answers", f), encoding="utf-8") as fh:
-                text = fh.read()
-            header = "".join(line + "\n" for line in text.splitlines() if line.startswith(("import ", "from ")))
-            answers.update({k: header + v for k, v in functions_in(text).items()})
+                answers.update(answer_cells(fh.read()))
         folder = os.path.join(out, student, aid)
         os.makedirs(folder, exist_ok=True)
         nbformat.write(fill(release, answers), os.path.join(folder, name))

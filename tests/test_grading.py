@@ -18,7 +18,7 @@ CLASS = {
     "ben": ("graded", None, {"rnn_backward": ["rnn_grads_not_accumulated"]}),
     "chloe": ("graded", None, {"lstm_backward": ["lstm_grads_not_accumulated", "lstm_stale_dc_prev"]}),
     "dev": ("graded", None, {"rnn_cell_forward": [], "lstm_backward": []}),
-    "eve": ("graded", None, {"rnn_cell_forward": []}),
+    "eve": ("graded", None, {"rnn_cell_forward": ["rnn_output_from_a_prev"]}),
     "finn": ("unreadable", 0.0, None),
 }
 

@@ -4,12 +4,19 @@ import ast
 import nbformat
 
 
-def functions_in(source):
-    """{name: source of the def} for each top-level function in a Python source text."""
+def answer_cells(source):
+    """{function: answer cell} for each public top-level function of a Python file, as a
+    learner would write it in that function's cell: the file's imports, constants and
+    private helpers first, then the function."""
     tree = ast.parse(source)
     lines = source.splitlines()
-    return {node.name: "\n".join(lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
-            for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+    def text(node):
+        return "\n".join(lines[node.lineno - 1:node.end_lineno])
+
+    public = [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+    shared = "\n".join(text(n) for n in tree.body if n not in public and not isinstance(n, ast.Expr))
+    return {n.name: (shared + "\n\n\n" if shared else "") + text(n) for n in public}
 
 
 def fill(release_notebook, answers):
