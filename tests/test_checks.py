@@ -41,7 +41,7 @@ def test_shape_mistake_names_output_and_shapes(release_checks_module, reference_
         a_next, y, cache = reference_functions["rnn_cell_forward"](xt, a_prev, parameters)
         return a_next.T, y, cache
     text = failure(release_checks_module, "rnn_cell_forward", dict(reference_functions, rnn_cell_forward=transposed))
-    assert "a_next has shape (10, 5); expected (5, 10)" in text
+    assert "a_next (returned value 1 of 3) has shape (10, 5); expected (5, 10)" in text
 
 
 def test_wrong_order_is_named(release_checks_module, reference_functions):

@@ -52,6 +52,10 @@ CASE_HINTS = {
             "handled, for instance in sums and in shapes.",
             "It fails only with a single example (m = 1): look for code that drops or confuses the "
             "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+    "dc_next=0": ("It is right only when no gradient arrives on the cell state (dc_next = 0): look at every "
+                  "place where dc_next should contribute.",
+                  "It fails only when dc_next = 0: look for code that assumes a non-zero gradient on the "
+                  "cell state."),
 }
 
 

@@ -90,19 +90,24 @@ class Shape:
     n_y: int
     m: int
     T_x: int
+    zero: tuple = ()    # inputs set to zeros instead of drawn (where the function has them)
 
     def recipe(self, function):
         dims = (self.n_x, self.n_a, self.n_y, self.m, self.T_x)
-        return Recipe(function, self.seed, generic_draws(function, *dims))
+        draws = generic_draws(function, *dims)
+        return Recipe(function, self.seed, tuple(d for d in draws if d[0] not in self.zero),
+                      tuple(d for d in draws if d[0] in self.zero))
 
     def facts(self, function):
         """Traits that may explain why a case passes or fails (see CASE_HINTS)."""
         found = {"m=1"} if self.m == 1 else set()
+        found |= {f"{name}=0" for name, _ in self.recipe(function).zeros}
         return found | ({"T_x=1"} if self.T_x == 1 and "cell" not in function else set())
 
     def describe(self, function):
         t = "" if "cell" in function else f", T_x={self.T_x}"
-        return f"n_x={self.n_x}, n_a={self.n_a}, n_y={self.n_y}, m={self.m}{t}"
+        zeros = "".join(f", {name} = 0" for name, _ in self.recipe(function).zeros)
+        return f"n_x={self.n_x}, n_a={self.n_a}, n_y={self.n_y}, m={self.m}{t}{zeros}"
 
 
 # Shipped with the release: students' checks run these. The notebook examples come first.
@@ -114,6 +119,7 @@ HIDDEN_SHAPES = (
     Shape(2027, n_x=7, n_a=3, n_y=5, m=1, T_x=4),
     Shape(3041, n_x=2, n_a=5, n_y=4, m=3, T_x=1),
     Shape(4057, n_x=6, n_a=4, n_y=2, m=8, T_x=9),
+    Shape(5081, n_x=3, n_a=7, n_y=6, m=2, T_x=5, zero=("dc_next",)),   # no gradient from the next cell state
 )
 
 

@@ -203,12 +203,14 @@ def compare(spec, got, expected, show_values=True):
         pairs = list(zip(names, got))
     exp = dict(zip(names, expected)) if not spec["returns_dict"] else expected
     problems, wrong = [], set()
-    for name, value in pairs:
+    for position, (name, value) in enumerate(pairs, 1):
         found = []
         if value is _MISSING:
             found.append(f"the returned dict has no key '{name}'")
         else:
             _compare(value, exp[name], name, _schema(spec, name), show_values, found)
+        if found and not spec["returns_dict"] and found[0].startswith(name + " "):
+            found[0] = f"{name} (returned value {position} of {len(names)})" + found[0][len(name):]
         if found:
             wrong.add(name)
             swapped = [o for o in names if o != name and value is not _MISSING and _same(value, exp[o])]
