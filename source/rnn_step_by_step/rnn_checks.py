@@ -392,11 +392,16 @@ def check(name, namespace=None):
             failed = (case, problems)
     if failed:
         case, problems = failed
-        lines = [f"{name} is not right yet, on {case['label']}:"] + [f"  - {p}" for p in problems]
         known = recognise(name, outputs, fn)
+        lines = [f"{name} is not right yet."]
         if known:
-            lines.append("  This looks like a mistake many learners make:")
+            lines.append("This looks like a mistake many learners make:")
             lines += [f"  [{code}] {text}" for code, text in known.items()]
+        most = 4 if known else 8
+        lines.append(f"What differs, on {case['label']}:")
+        lines += [f"  - {p}" for p in problems[:most]]
+        if len(problems) > most:
+            lines.append(f"  ... and {len(problems) - most} more.")
         callee = _failing_callee(spec, namespace)
         if callee:
             lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
