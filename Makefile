@@ -5,9 +5,15 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup demo test release grade clean
+.PHONY: setup sandbox demo test release grade clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed sandbox
+
+# Grading runs submissions inside bubblewrap (Debian package bubblewrap).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "bubblewrap is missing: sudo apt-get install bubblewrap (or grade with --no-sandbox)"; fi; }
 
 $(VENV)/.installed: requirements.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)

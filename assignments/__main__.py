@@ -28,6 +28,8 @@ def main(argv=None):
                    help="folder holding submitted/<student>/<assignment>/ (or that layout itself)")
     g.add_argument("--out", default=REPO, help="where autograded/, feedback/, grades.csv, results.json go")
     g.add_argument("--quiet", action="store_true", help="no summary table")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
     d = sub.add_parser("demo", help="build the release and grade the sample class in samples/")
     d.add_argument("--out", default=REPO)
     parser.add_argument("--log-level", default="ERROR",
@@ -55,7 +57,11 @@ def main(argv=None):
     if args.command == "release":
         return 0
     submissions = os.path.join(REPO, "samples") if args.command == "demo" else args.submissions
-    results = pipeline.grade(assignment, submissions, args.out)
+    try:
+        results = pipeline.grade(assignment, submissions, args.out, sandbox=not getattr(args, "no_sandbox", False))
+    except pipeline.SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not getattr(args, "quiet", False):
         print(report.summary(results))
         print(f"\nresults: {os.path.join(args.out, 'results.json')}; feedback: {os.path.join(args.out, 'feedback')}")

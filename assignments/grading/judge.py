@@ -85,8 +85,8 @@ class Judge:
             else:
                 o.text = value
             outcomes.append(o)
-            if status in ("missing", "not_implemented"):
-                break   # the same on every case
+            if status in ("missing", "not_implemented", "fault"):
+                break   # the same on every case; a function that hung or crashed is not run again
         return self._verdict(ex, outcomes, len(self.cases(name)))
 
     def _verdict(self, ex, outcomes, n):

@@ -1,28 +1,131 @@
-"""The kernel a submission runs in.
+"""The kernel a submission runs in, and the sandbox around it.
 
-Always this interpreter's ipykernel, whatever kernelspecs the machine has installed, with
-the kernel process's own stdout/stderr discarded (what the learner's code prints still
-reaches the notebook through Jupyter's messages). This is also the one place that decides
-how the kernel process is started.
+The kernel is always this interpreter's ipykernel, whatever kernelspecs the machine has.
+By default it runs inside bubblewrap: no network (it talks to the grader over Unix
+sockets), a read-only view of the system and of the Python environment, one writable
+scratch folder holding a copy of the submission's helper files, and nothing else — not
+this repository, not the gradebook, not other submissions. Its address space and CPU time
+are limited (rlimits set inside the sandbox before ipykernel starts).
 """
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
+from traitlets import Bool, Integer, Unicode
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
+                "/etc/nsswitch.conf", "/etc/hosts")
+
+LAUNCH = ("import resource as r, runpy, sys\n"
+          "if {mem}: r.setrlimit(r.RLIMIT_AS, ({mem}, {mem}))\n"
+          "if {cpu}: r.setrlimit(r.RLIMIT_CPU, ({cpu}, {cpu} + 5))\n"
+          "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]\n"
+          "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\n")
+
+
+def parse_size(text):
+    text = str(text).strip().upper()
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    return int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text or 0)
+
+
+def sandbox_problem():
+    """Why bubblewrap cannot run here, or None when it can."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    try:
+        run = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if run.returncode != 0:
+        return f"bubblewrap cannot create a sandbox here: {run.stderr.strip()[:300]}"
+    return None
 
 
 class GradingKernelManager(AsyncKernelManager):
 
+    sandbox = Bool(True, help="Run each kernel inside bubblewrap (no network, read-only "
+                              "environment, one writable scratch folder).").tag(config=True)
+    memory_limit = Unicode("2G", help="Address-space limit of a kernel process (RLIMIT_AS), "
+                                      "e.g. 2G; 0 for none.").tag(config=True)
+    cpu_limit = Integer(300, help="CPU seconds one kernel process may use (RLIMIT_CPU); "
+                                  "0 for none.").tag(config=True)
+    scratch_root = Unicode("", help="Where scratch folders are made (default: the system's "
+                                    "temporary folder).").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._private = tempfile.mkdtemp(prefix="grading-kernel-", dir=self.scratch_root or None)
+        self.scratch = os.path.join(self._private, "scratch")
+        self.sockets = os.path.join(self._private, "sockets")
+        os.makedirs(self.scratch)
+        os.makedirs(self.sockets)
+        if self.sandbox:
+            # no network namespace to share: talk over Unix sockets in a folder both can see
+            self.transport = "ipc"
+            self.ip = os.path.join(self.sockets, "kernel")
+            self.connection_file = os.path.join(self.sockets, "connection.json")
+
     @property
     def kernel_spec(self):
         if self._kernel_spec is None:
+            launch = LAUNCH.format(mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit))
             self._kernel_spec = KernelSpec(
-                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                display_name="Python 3 (grading)", language="python")
+                argv=[sys.executable, "-c", launch, "{connection_file}"],
+                display_name="Python 3 (grading)", language="python", interrupt_mode="message",
+                env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg", "PYTHONNOUSERSITE": "1",
+                     "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
         return self._kernel_spec
+
+    def prepare_scratch(self, folder):
+        """Copy a submission's files (not its notebook) into the scratch folder: the
+        kernel's working directory and the only place it may write."""
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not name.endswith(".ipynb") and not os.path.islink(path):
+                shutil.copyfile(path, os.path.join(self.scratch, name))
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if not self.sandbox:
+            return cmd
+        return self._bwrap() + ["--"] + cmd
+
+    def _bwrap(self):
+        args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+                "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+                "--setenv", "HOME", self.scratch, "--setenv", "TMPDIR", self.scratch,
+                "--setenv", "LANG", "C.UTF-8"]
+        for d in SYSTEM_DIRS:
+            if os.path.islink(d):
+                args += ["--symlink", os.readlink(d), d]
+            elif os.path.isdir(d):
+                args += ["--ro-bind", d, d]
+        for f in SYSTEM_FILES:
+            if os.path.exists(f):
+                args += ["--ro-bind", f, f]
+        for d in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}):
+            args += ["--ro-bind", d, d]
+        for name, value in self.kernel_spec.env.items():
+            args += ["--setenv", name, value]
+        args += ["--bind", self.scratch, self.scratch, "--bind", self.sockets, self.sockets,
+                 "--chdir", self.scratch]
+        return args
 
     async def _async_pre_start_kernel(self, **kw):
         kw.setdefault("stdout", subprocess.DEVNULL)
         kw.setdefault("stderr", subprocess.DEVNULL)
+        kw["cwd"] = self.scratch
         return await super()._async_pre_start_kernel(**kw)
+
+    def cleanup_scratch(self):
+        shutil.rmtree(self._private, ignore_errors=True)

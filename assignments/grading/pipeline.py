@@ -16,10 +16,18 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
+from . import inspect_submission
 from .course import coursedir, load_config
+from .kernel import sandbox_problem
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
+# kernel events (see preprocessors.JudgedExecute) after which some cells could not run
+INCOMPLETE = {"timeout", "dead_kernel", "memory", "output_flood", "exit", "notebook_timeout", "no_result"}
+
+
+class SandboxUnavailable(RuntimeError):
+    """Grading untrusted code needs the sandbox; say why it cannot run and how to opt out."""
 
 
 def submitted_root(submissions):
@@ -33,19 +41,20 @@ def find_students(root, assignment_id):
                   if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith("."))
 
 
-def stage(assignment, src, dest):
-    """Copy one submission to ``dest``; return an error message if it cannot be graded."""
+def stage(assignment, src, dest, release_nb):
+    """Copy one submission to ``dest``. Returns (error message or None, flags)."""
     notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
     expected = assignment.NOTEBOOK + ".ipynb"
     chosen = expected if expected in notebooks else (notebooks[0] if len(notebooks) == 1 else None)
     if chosen is None:
         found = ", ".join(notebooks) or "no .ipynb file"
-        return f"expected {expected} in the submission, found {found}"
+        return f"expected {expected} in the submission, found {found}", []
     try:
         nb = nbformat.read(os.path.join(src, chosen), as_version=4)
         nbformat.validate(nb)
     except Exception as exc:  # not JSON, not a notebook, a newer format...
-        return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})"
+        return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})", []
+    flags = inspect_submission.tampering(nb, release_nb) + inspect_submission.attempts(nb, release_nb)
     os.makedirs(dest)
     nbformat.write(nb, os.path.join(dest, expected))
     for name in os.listdir(src):
@@ -54,11 +63,18 @@ def stage(assignment, src, dest):
             continue
         if os.path.getsize(path) <= MAX_FILE_BYTES:
             shutil.copyfile(path, os.path.join(dest, name))
-    return None
+    return None, flags
 
 
-def grade(assignment, submissions, out):
+def grade(assignment, submissions, out, sandbox=True):
+    """Grade every submission; ``sandbox=False`` runs kernels without bubblewrap (flagged)."""
     out = os.path.abspath(out)
+    if sandbox:
+        problem = sandbox_problem()
+        if problem:
+            raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
+                                     f"them outside the sandbox. To grade anyway, pass --no-sandbox "
+                                     f"(every result is then flagged 'unsandboxed').")
     aid = assignment.ASSIGNMENT_ID
     work = os.path.join(out, WORK)
     if os.path.exists(work):
@@ -70,17 +86,19 @@ def grade(assignment, submissions, out):
                          autograded_directory="autograded", feedback_directory="feedback")
     for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
         config[name].force = True
+    config.GradingKernelManager.sandbox = sandbox
     shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()
 
     root = submitted_root(os.path.abspath(submissions))
+    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.NOTEBOOK + ".ipynb"), as_version=4)
     records = {}
     for student in find_students(root, aid):
-        problem = stage(assignment, os.path.join(root, student, aid),
-                        os.path.join(work, "submitted", student, aid))
+        problem, flags = stage(assignment, os.path.join(root, student, aid),
+                               os.path.join(work, "submitted", student, aid), release_nb)
         records[student] = {"student": student, "status": "unreadable" if problem else "pending",
-                            "message": problem or ""}
+                            "message": problem or "", "flags": flags + ([] if sandbox else ["unsandboxed"])}
 
     graded = [s for s, r in records.items() if r["status"] == "pending"]
     for student in graded:
@@ -109,12 +127,14 @@ def collect(assignment, gb, out, record):
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
     aid, student = assignment.ASSIGNMENT_ID, record["student"]
-    entry = dict(record, score=0.0, flags=[], exercises=[])
-    verdicts = {}
+    entry = dict(record, score=0.0, flags=list(record["flags"]), exercises=[])
+    verdicts, events = {}, []
     path = os.path.join(out, "autograded", student, aid, assignment.NOTEBOOK + ".ipynb")
     if record["status"] == "pending" and os.path.exists(path):
         nb = nbformat.read(path, as_version=4)
         verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells if "judge" in c.metadata}
+        events = nb.metadata.get("grader", {}).get("events", [])
+    entry["flags"] += [f"{e['kind']}:{e['where']}" for e in events]
     for ex in assignment.EXERCISES:
         v = verdicts.get(ex.name, {})
         score = 0.0
@@ -127,9 +147,8 @@ def collect(assignment, gb, out, record):
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
             "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if record["message"] else "no verdict."))})
-        if v.get("outcome") == "fault":
-            entry["flags"].append(f"fault:{ex.name}")
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
     if record["status"] == "pending":
-        entry["status"] = "incomplete" if entry["flags"] else "graded"
+        entry["status"] = "incomplete" if any(e["kind"] in INCOMPLETE for e in events) else "graded"
+    entry["flags"] = sorted(set(entry["flags"]), key=entry["flags"].index)
     return entry

@@ -2,51 +2,178 @@
 import importlib
 import json
 import secrets
+import time
 
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_output
-from traitlets import Float, Unicode
+from traitlets import Float, Integer, Unicode
 
-from nbgrader.preprocessors import Execute
 from nbgrader import utils
+from nbgrader.preprocessors import Execute
 
 from . import harness
 from .judge import Judge
 from .kernel import GradingKernelManager
 
-HARNESS_FILE = harness.__file__
+# Run once in every new kernel, before any of the learner's code: builds the harness in a
+# private namespace whose builtins and modules are copies taken now, so that whatever the
+# learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own.
+SETUP = '''\
+def __grader_setup(token, source):
+    import builtins, sys, types
+    from IPython import get_ipython
+    from IPython.display import publish_display_data
+    ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
+    exec(compile(source, "<grader>", "exec"), ns)
+    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types"):
+        if isinstance(ns.get(name), types.ModuleType):
+            ns[name] = types.SimpleNamespace(**vars(ns[name]))
+    ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
+    cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"])})
+    sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
+__grader_setup(TOKEN, SOURCE)
+del __grader_setup
+'''
+# Reaches the harness without looking up a single name the learner could have rebound.
+ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({payload!r})"
 
 
 class JudgedExecute(Execute):
-    """Execute the learner's cells as nbgrader does, but judge each graded test cell in
-    the grading process: the kernel runs the learner's function on hidden inputs and hands
-    back its outputs, and the cell's outputs become the verdict (feedback and score).
+    """Execute the learner's cells as nbgrader does, then judge every graded function in the
+    grading process: the kernel runs the learner's function on hidden inputs and hands back
+    its outputs, and each test cell's outputs become the verdict (feedback and score).
 
-    Nothing the learner prints, warns or rebinds reaches a test cell's outputs, so stderr
-    cannot zero a passing test and a patched ``np.testing`` cannot pass a failing one.
+    Test cells are never executed, so nothing the learner prints, warns or rebinds reaches
+    them: stderr cannot zero a passing test and a patched ``np.testing`` cannot pass a
+    failing one. Functions are judged after all cells ran, callees first, whatever the order
+    of the cells. A cell or call that hangs, kills the kernel or floods output costs only
+    itself: the kernel is replaced, the cells that ran cleanly are replayed, and grading goes on.
     """
 
     assignment = Unicode(
         "assignments.rnn_step_by_step",
         help="Module describing the assignment (exercises, hidden cases, reference, checks).",
     ).tag(config=True)
-
     test_prefix = Unicode(
         "test_", help="A graded test cell with grade_id test_<name> judges the function <name>."
     ).tag(config=True)
-
-    call_timeout = Float(60, help="Seconds one call of a learner's function may take.").tag(config=True)
+    call_timeout = Float(30, help="Seconds one call of a learner's function may take.").tag(config=True)
+    notebook_timeout = Float(900, help="Seconds a whole notebook may take; then what is left "
+                                       "is not run and scores nothing.").tag(config=True)
+    max_output_bytes = Integer(100_000, help="Output kept from one cell; the rest is dropped "
+                                             "while it arrives.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", GradingKernelManager)
         super().__init__(*args, **kwargs)
 
-    def preprocess(self, nb, resources, *args, **kwargs):
+    # --- the run ------------------------------------------------------------------------------
+
+    def preprocess(self, nb, resources, km=None):
+        from nbclient import NotebookClient
         self._a = importlib.import_module(self.assignment)
         self._judge = Judge(self._a)
-        with open(self._a.CHECKS_FILE, encoding="utf-8") as f, open(HARNESS_FILE, encoding="utf-8") as g:
+        with open(self._a.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
             self._kernel_source = f.read() + "\n\n" + g.read()
-        resources.setdefault("verdicts", {})
-        return super().preprocess(nb, resources, *args, **kwargs)
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self._events, self._clean, self._sizes, self._deadline = [], [], {}, time.monotonic() + self.notebook_timeout
+        tests = {}
+        with self.setup_kernel():
+            self._ready()
+            for index, cell in enumerate(self.nb.cells):
+                name = self.exercise_of(cell)
+                if name:
+                    tests[name] = index
+                elif cell.cell_type == "code":
+                    self._run_learner_cell(cell, index)
+            for ex in self._a.EXERCISES:          # callees before callers
+                if ex.name in tests:
+                    self._judge_cell(ex.name, tests[ex.name])
+        self.set_widgets_metadata()
+        self.nb.metadata.setdefault("grader", {})["events"] = self._events
+        return self.nb, self.resources
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.prepare_scratch(self.resources.get("metadata", {}).get("path") or ".")
+        return km
+
+    def _ready(self):
+        """A fresh kernel: wait for it, then install the harness before any learner code."""
+        info = self.wait_for_reply(self.kc.kernel_info())
+        self.nb.metadata["language_info"] = info["content"]["language_info"]
+        self._token = secrets.token_hex(8)
+        setup = SETUP.replace("TOKEN, SOURCE", f"{self._token!r}, {self._kernel_source!r}")
+        self._quiet(setup, 0, timeout=60)
+
+    def _replace_kernel(self):
+        """Throw the kernel away and start another, replaying the cells that ran cleanly."""
+        self._cleanup_kernel()
+        self.km = self.create_kernel_manager()
+        self.start_new_kernel()
+        self.start_new_kernel_client()
+        self._ready()
+        for index in list(self._clean):
+            try:
+                self._quiet(self.nb.cells[index].source, index, timeout=self.timeout)
+            except Exception:
+                self._clean.remove(index)
+
+    def _cleanup_kernel(self):
+        km = self.km
+        super()._cleanup_kernel()
+        if km is not None:
+            km.cleanup_scratch()
+
+    def _event(self, kind, where, detail=""):
+        self._events.append({"kind": kind, "where": where, "detail": detail})
+
+    # --- the learner's cells -------------------------------------------------------------------
+
+    def _run_learner_cell(self, cell, index):
+        if time.monotonic() > self._deadline:
+            self._event("notebook_timeout", f"cell {index}", "not run: the notebook's time was up")
+            return
+        try:
+            self.execute_cell(cell, index, store_history=True)
+        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
+            kind = "dead_kernel" if isinstance(exc, DeadKernelError) else "timeout"
+            self._event(kind, f"cell {index}", str(exc).splitlines()[0][:200] if str(exc) else "")
+            cell.outputs.append(new_output("error", ename=type(exc).__name__, evalue="stopped by the grader",
+                                           traceback=[f"The grader stopped this cell ({kind}) and restarted the kernel."]))
+            self._replace_kernel()
+            return
+        names = [o.get("ename") for o in cell.outputs if o.output_type == "error"]
+        if "CellTimeoutError" in names:
+            self._event("timeout", f"cell {index}", f"stopped after {self.timeout} s")
+        elif "MemoryError" in names:
+            self._event("memory", f"cell {index}", "ran out of memory")
+        elif "SystemExit" in names:
+            self._event("exit", f"cell {index}", "raised SystemExit")
+        else:
+            self._clean.append(index)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep at most max_output_bytes of each cell's output, dropping the rest as it
+        arrives (the grader's own results always pass)."""
+        content = msg.get("content", {})
+        if harness.MIME in content.get("data", {}):
+            return super().output(outs, msg, display_id, cell_index)
+        size = len(json.dumps(content, default=str)) if msg["msg_type"] in (
+            "stream", "display_data", "execute_result", "error", "update_display_data") else 0
+        used = self._sizes.get(cell_index, 0)
+        self._sizes[cell_index] = used + size
+        if used + size > self.max_output_bytes:
+            if used <= self.max_output_bytes:
+                self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
+                outs.append(new_output("stream", name="stdout",
+                                       text=f"\n[the grader dropped the rest of this output: over {self.max_output_bytes} bytes]\n"))
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+    # --- judging --------------------------------------------------------------------------------
 
     def exercise_of(self, cell):
         if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
@@ -55,44 +182,59 @@ class JudgedExecute(Execute):
         name = grade_id[len(self.test_prefix):] if grade_id.startswith(self.test_prefix) else None
         return name if name in self._a.BY_NAME else None
 
-    def preprocess_cell(self, cell, resources, index):
-        name = self.exercise_of(cell)
-        if name is None:
-            return super().preprocess_cell(cell, resources, index)
+    def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, lambda n, args, callees: self._call(n, args, callees, index))
+        cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
+        cell.execution_count = None
         cell.metadata["judge"] = verdict.to_json()
-        resources["verdicts"][name] = verdict.to_json()
-        return cell, resources
+
+    def _quiet(self, code, index, timeout):
+        """Run code in the kernel as a throwaway cell; return its outputs. Raises like
+        nbclient on a dead kernel or an unrecoverable timeout."""
+        probe = new_code_cell(code)
+        kept, saved = self.nb.cells[index], self.timeout
+        self.timeout = int(max(1, timeout))
+        try:
+            self.execute_cell(probe, index, store_history=False)
+        finally:
+            self.timeout = saved
+            self.nb.cells[index] = kept   # nbclient stores the executed cell at index
+        return probe.outputs
 
     def _call(self, name, args, callees, index):
-        """Run one call in the kernel; return (status, decoded outputs or a message, observations)."""
+        """Run one call in the kernel: (status, decoded outputs or a message, observations)."""
+        if time.monotonic() > self._deadline:
+            self._event("notebook_timeout", name, "not judged: the notebook's time was up")
+            return "fault", "was not run: the notebook used up its time", {}
         nonce = secrets.token_hex(8)
         request = {"name": name, "nonce": nonce, "inputs": self._a.checks.encode(args),
                    "callees": {c: self._a.callee_source(c) for c in callees}}
-        # Run harness + check module in a fresh namespace: nothing lands in the learner's.
-        code = (f"(lambda g: (exec(compile({self._kernel_source!r}, '<grader>', 'exec'), g), "
-                f"g['main']({json.dumps(request)!r})))({{'__name__': '__grader__'}})")
-        probe = new_code_cell(code)
-        saved_timeout, self.timeout = self.timeout, self.call_timeout
-        test_cell = self.nb.cells[index]
+        code = ENTRY.format(cls="Grader_" + self._token, payload=json.dumps(request))
         try:
-            self.execute_cell(probe, index, store_history=False)
-        except Exception as exc:  # a dead kernel, a timeout nbclient could not recover from
-            return "fault", f"made the kernel fail ({type(exc).__name__}: {exc})", {}
-        finally:
-            self.timeout = saved_timeout
-            self.nb.cells[index] = test_cell   # nbclient stores the executed cell at index
-        for out in probe.outputs:
+            outputs = self._quiet(code, index, timeout=self.call_timeout)
+        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
+            dead = isinstance(exc, DeadKernelError)
+            self._event("dead_kernel" if dead else "timeout", name, "while called on a hidden case")
+            self._replace_kernel()
+            return "fault", ("made the kernel die (os._exit, a crash or a kill)" if dead
+                             else f"did not finish within {self.call_timeout:g} s and had to be stopped"), {}
+        if any(o.get("ename") == "CellTimeoutError" for o in outputs):
+            self._event("timeout", name, "while called on a hidden case")
+            return "fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {}
+        for out in outputs:
             data = out.get("data", {}).get(harness.MIME)
             if out.output_type == "display_data" and data and data.get("nonce") == nonce:
                 observed = data.get("observed", {})
                 if data["status"] == "ok":
                     return "ok", self._a.checks.decode(data["output"]), observed
+                text = data.get("text", "")
+                if "MemoryError" in text:
+                    self._event("memory", name, "ran out of memory on a hidden case")
+                elif text.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
+                    self._event("exit", name, text[:200])
                 return data["status"], data["text"], observed
-        errors = [o for o in probe.outputs if o.output_type == "error"]
-        if errors:
-            return "fault", f"stopped with {errors[-1].ename} before it returned (time limit or crash)", {}
+        self._event("no_result", name, "the kernel answered nothing the grader could read")
         return "fault", "returned no result the grader could read", {}
 
 
@@ -105,4 +247,4 @@ def verdict_outputs(v):
                            traceback=["\x1b[0;31m✗ " + lines[0] + "\x1b[0m"] + lines[1:])]
     mark = "✓" if v.passed else "✗"
     return [new_output("stream", name="stdout", text=f"{mark} {v.feedback}\n"),
-            new_output("execute_result", data={"text/plain": repr(v.score)}, execution_count=None)]
+            new_output("execute_result", data={"text/plain": repr(v.score)}, execution_count=None, metadata={})]

@@ -1,0 +1,55 @@
+"""What the grader notices about a submission before running it: tampering with the cells
+students must not change, and code that tries to reach what the sandbox hides."""
+import re
+
+from nbgrader import utils
+
+# (flag, pattern) looked for in the learner's code cells. The sandbox stops these anyway;
+# the flags tell the instructor someone tried.
+ATTEMPTS = (
+    ("reach_files", r"(/work/|/root|/home/|\.\./|\bassignments\b|gradebook|\bsubmitted/|\bautograded/)"),
+    ("network", r"\b(socket|urllib|http\.client|requests|httpx|ftplib|smtplib)\b"),
+    ("processes", r"\b(subprocess|os\.system|os\.popen|os\.fork|os\.kill|os\._exit|signal\.signal|ctypes)\b"),
+    ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|np\.testing\.\w+\s*=|"
+                         r"builtins\.\w+\s*=|rnn_checks\.\w+\s*=|sys\.excepthook)"),
+)
+
+
+def _protected(nb):
+    """grade_id -> cell for the cells students must not change (locked ones: tests, imports)."""
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+            if utils.is_locked(c) and c.metadata.get("nbgrader", {}).get("grade_id")}
+
+
+def _signature(cell):
+    meta = cell.metadata.get("nbgrader", {})
+    return (cell.cell_type, cell.source, meta.get("grade"), meta.get("solution"), meta.get("locked"),
+            meta.get("points"))
+
+
+def tampering(submitted, release):
+    """Flags for protected cells that were edited, deleted, re-pointed or duplicated.
+    nbgrader restores them (checksums, add_missing_cells); these say it had to."""
+    flags = []
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells]
+    expected = _protected(release)
+    answers = {c.metadata["nbgrader"]["grade_id"] for c in release.cells
+               if c.metadata.get("nbgrader", {}).get("grade_id")}
+    for grade_id, cell in expected.items():
+        mine = [c for c in submitted.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+        if not mine:
+            flags.append(f"tampered:deleted:{grade_id}")
+        elif len(mine) > 1:
+            flags.append(f"tampered:duplicated:{grade_id}")
+        elif _signature(mine[0]) != _signature(cell):
+            flags.append(f"tampered:edited:{grade_id}")
+    for grade_id in sorted({i for i in ids if i and i not in answers}):
+        flags.append(f"tampered:unknown_cell:{grade_id}")
+    return flags
+
+
+def attempts(submitted, release):
+    """Flags for code, outside the cells the release wrote, that looks for hidden things."""
+    given = {c.source for c in release.cells}
+    code = "\n".join(c.source for c in submitted.cells if c.cell_type == "code" and c.source not in given)
+    return [f"attempt:{flag}" for flag, pattern in ATTEMPTS if re.search(pattern, code)]
