@@ -1,5 +1,6 @@
 """What the grader notices about a submission before running it: tampering with the cells
 students must not change, and code that tries to reach what the sandbox hides."""
+import copy
 import re
 
 from nbgrader import utils
@@ -45,6 +46,8 @@ def tampering(submitted, release):
             flags.append(f"tampered:edited:{grade_id}")
     for grade_id in sorted({i for i in ids if i and i not in answers}):
         flags.append(f"tampered:unknown_cell:{grade_id}")
+    for grade_id in sorted({i for i in ids if i and ids.count(i) > 1 and i not in expected}):
+        flags.append(f"tampered:duplicated:{grade_id}")
     return flags
 
 
@@ -53,3 +56,22 @@ def attempts(submitted, release):
     given = {c.source for c in release.cells}
     code = "\n".join(c.source for c in submitted.cells if c.cell_type == "code" and c.source not in given)
     return [f"attempt:{flag}" for flag, pattern in ATTEMPTS if re.search(pattern, code)]
+
+
+def repair(submitted, release):
+    """Give every cell nbgrader knows the metadata the release gave it, so nbgrader's own
+    restoration (checksums, add_missing_cells) can work: cells with unknown, duplicated or
+    re-typed ids lose their nbgrader metadata, and changed metadata is put back."""
+    given = {c.metadata["nbgrader"]["grade_id"]: c for c in release.cells
+             if c.metadata.get("nbgrader", {}).get("grade_id")}
+    seen = set()
+    for cell in submitted.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if "nbgrader" not in cell.metadata:
+            continue
+        if grade_id not in given or grade_id in seen or cell.cell_type != given[grade_id].cell_type:
+            del cell.metadata["nbgrader"]
+            continue
+        seen.add(grade_id)
+        cell.metadata["nbgrader"] = copy.deepcopy(given[grade_id].metadata["nbgrader"])
+    return submitted

@@ -56,7 +56,7 @@ def stage(assignment, src, dest, release_nb):
         return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})", []
     flags = inspect_submission.tampering(nb, release_nb) + inspect_submission.attempts(nb, release_nb)
     os.makedirs(dest)
-    nbformat.write(nb, os.path.join(dest, expected))
+    nbformat.write(inspect_submission.repair(nb, release_nb), os.path.join(dest, expected))
     for name in os.listdir(src):
         path = os.path.join(src, name)
         if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
@@ -66,8 +66,9 @@ def stage(assignment, src, dest, release_nb):
     return None, flags
 
 
-def grade(assignment, submissions, out, sandbox=True):
-    """Grade every submission; ``sandbox=False`` runs kernels without bubblewrap (flagged)."""
+def grade(assignment, submissions, out, sandbox=True, overrides=None):
+    """Grade every submission; ``sandbox=False`` runs kernels without bubblewrap (flagged).
+    ``overrides`` (a traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits."""
     out = os.path.abspath(out)
     if sandbox:
         problem = sandbox_problem()
@@ -87,6 +88,8 @@ def grade(assignment, submissions, out, sandbox=True):
     for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
         config[name].force = True
     config.GradingKernelManager.sandbox = sandbox
+    if overrides is not None:
+        config.merge(overrides)
     shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()

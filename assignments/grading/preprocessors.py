@@ -17,10 +17,12 @@ from .kernel import GradingKernelManager
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
 # private namespace whose builtins and modules are copies taken now, so that whatever the
-# learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own.
+# learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own,
+# and registers harness.heal to undo rebound module attributes after every cell.
 SETUP = '''\
 def __grader_setup(token, source):
-    import builtins, sys, types
+    import builtins, json, sys, types
+    import numpy
     from IPython import get_ipython
     from IPython.display import publish_display_data
     ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
@@ -29,6 +31,8 @@ def __grader_setup(token, source):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
     ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
+    ns["_pristine"] = [(m, dict(vars(m))) for m in (builtins, numpy, json)]
+    get_ipython().events.register("post_run_cell", ns["heal"])
     cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"])})
     sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
 __grader_setup(TOKEN, SOURCE)
