@@ -1,0 +1,58 @@
+"""Nothing lost: a run killed halfway is repaired by the next one, and grading without a
+sandbox is refused unless asked for (then every result says so)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from assignments.grading import kernel, pipeline
+
+from conftest import REPO
+
+
+def grade_command(out, *extra):
+    return [sys.executable, "-m", "assignments", "grade", "--submissions", os.path.join(REPO, "samples"),
+            "--out", str(out), "--quiet", *extra]
+
+
+def test_run_killed_halfway_then_rerun_completes(sample_class, tmp_path):
+    process = subprocess.Popen(grade_command(tmp_path), cwd=REPO, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    # kill it once the first students are autograded, while others are still running
+    while time.monotonic() < deadline and not os.path.exists(tmp_path / "autograded" / "ben"):
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (tmp_path / "results.json").exists()
+    run = subprocess.run(grade_command(tmp_path), cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        assert json.load(f) == sample_class["results"]
+    with open(tmp_path / "grades.csv", encoding="utf-8") as f:
+        assert len(f.read().strip().splitlines()) == 1 + 5   # header + the five readable students
+
+
+def test_grading_refuses_without_a_sandbox(assignment, tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel.shutil, "which", lambda name: None)   # as on a machine without bwrap
+    with pytest.raises(pipeline.SandboxUnavailable, match="bubblewrap.*--no-sandbox"):
+        pipeline.grade(assignment, os.path.join(REPO, "samples"), str(tmp_path))
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_cli_explains_the_refusal_and_the_opt_out(tmp_path):
+    env = dict(os.environ, PATH="/nonexistent")   # no bwrap on PATH
+    run = subprocess.run(grade_command(tmp_path), cwd=REPO, capture_output=True, text=True, env=env)
+    assert run.returncode == 2 and "--no-sandbox" in run.stderr and "bubblewrap" in run.stderr
+
+
+def test_unsandboxed_grading_is_flagged(assignment, sample_class, tmp_path):
+    results = pipeline.grade(assignment, os.path.join(REPO, "samples"), str(tmp_path), sandbox=False)
+    for s in results["submissions"]:
+        assert "unsandboxed" in s["flags"]
+    scores = {s["student"]: s["score"] for s in results["submissions"]}
+    assert scores == {s["student"]: s["score"] for s in sample_class["results"]["submissions"]}
