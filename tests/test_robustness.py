@@ -56,3 +56,13 @@ def test_unsandboxed_grading_is_flagged(assignment, sample_class, tmp_path):
         assert "unsandboxed" in s["flags"]
     scores = {s["student"]: s["score"] for s in results["submissions"]}
     assert scores == {s["student"]: s["score"] for s in sample_class["results"]["submissions"]}
+
+
+def test_student_folder_names_that_nbgrader_would_glob_are_reported(assignment, tmp_path):
+    import shutil
+    ben = os.path.join(REPO, "samples", "submitted", "ben")
+    for name in ("ben", "b*", "[ben]"):
+        shutil.copytree(ben, tmp_path / "in" / name)
+    results = pipeline.grade(assignment, str(tmp_path / "in"), str(tmp_path / "out"))
+    status = {s["student"]: s["status"] for s in results["submissions"]}
+    assert status == {"ben": "graded", "b*": "unreadable", "[ben]": "unreadable"}

@@ -8,6 +8,7 @@ rerun is safe and gives the same results.
 """
 import json
 import os
+import re
 import shutil
 import traceback
 
@@ -24,6 +25,10 @@ WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # kernel events (see preprocessors.JudgedExecute) after which some cells could not run
 INCOMPLETE = {"timeout", "dead_kernel", "memory", "output_flood", "exit", "notebook_timeout", "no_result"}
+
+
+# nbgrader globs and matches student ids as patterns: other characters could match others
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -98,6 +103,10 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None):
     release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.NOTEBOOK + ".ipynb"), as_version=4)
     records = {}
     for student in find_students(root, aid):
+        if not STUDENT_ID.match(student):
+            records[student] = {"student": student, "status": "unreadable", "flags": [],
+                                "message": "the student folder's name may only use letters, digits and . _ @ + -"}
+            continue
         problem, flags = stage(assignment, os.path.join(root, student, aid),
                                os.path.join(work, "submitted", student, aid), release_nb)
         records[student] = {"student": student, "status": "unreadable" if problem else "pending",
