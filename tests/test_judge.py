@@ -25,6 +25,8 @@ def test_hidden_shapes_separate_every_size():
     public = {(s.n_x, s.n_a, s.n_y, s.m, s.T_x) for s in cases.PUBLIC_SHAPES}
     assert not public & {(s.n_x, s.n_a, s.n_y, s.m, s.T_x) for s in shapes}
     assert not {s.seed for s in cases.PUBLIC_SHAPES} & {s.seed for s in shapes}
+    seeds = [s.recipe(e.name).seed for s in shapes for e in EXERCISES]
+    assert len(seeds) == len(set(seeds)), "every function draws its hidden cases with its own seed"
 
 
 def test_wrong_callee_does_not_cost_the_caller(assignment, reference_functions):

@@ -34,7 +34,7 @@ def test_run_killed_halfway_then_rerun_completes(sample_class, tmp_path):
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         assert json.load(f) == sample_class["results"]
     with open(tmp_path / "grades.csv", encoding="utf-8") as f:
-        assert len(f.read().strip().splitlines()) == 1 + 5   # header + the five readable students
+        assert len(f.read().strip().splitlines()) == 1 + 6   # header + every student, finn with 0
 
 
 def test_grading_refuses_without_a_sandbox(assignment, tmp_path, monkeypatch):
@@ -66,3 +66,15 @@ def test_student_folder_names_that_nbgrader_would_glob_are_reported(assignment, 
     results = pipeline.grade(assignment, str(tmp_path / "in"), str(tmp_path / "out"))
     status = {s["student"]: s["status"] for s in results["submissions"]}
     assert status == {"ben": "graded", "b*": "unreadable", "[ben]": "unreadable"}
+
+
+def test_a_kernel_that_cannot_start_is_reported_not_hung(assignment, tmp_path):
+    """The grader's own failure to start a kernel: status error, with the reason."""
+    import shutil
+    from traitlets.config import Config
+    shutil.copytree(os.path.join(REPO, "samples", "submitted", "ben"), tmp_path / "in" / "ben")
+    too_small = Config()
+    too_small.GradingKernelManager.memory_limit = "10M"   # Python cannot even start
+    results = pipeline.grade(assignment, str(tmp_path / "in"), str(tmp_path / "out"), overrides=too_small)
+    (ben,) = results["submissions"]
+    assert ben["status"] == "error" and "Kernel died" in ben["message"]

@@ -61,11 +61,14 @@ def attempts(submitted, release):
 def repair(submitted, release):
     """Give every cell nbgrader knows the metadata the release gave it, so nbgrader's own
     restoration (checksums, add_missing_cells) can work: cells with unknown, duplicated or
-    re-typed ids lose their nbgrader metadata, and changed metadata is put back."""
+    re-typed ids lose their nbgrader metadata, and changed metadata is put back. Metadata
+    where the grader records verdicts and events is removed: only the grader writes it."""
     given = {c.metadata["nbgrader"]["grade_id"]: c for c in release.cells
              if c.metadata.get("nbgrader", {}).get("grade_id")}
     seen = set()
+    submitted.metadata.pop("grader", None)   # where the grader writes; a submission cannot
     for cell in submitted.cells:
+        cell.metadata.pop("judge", None)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if "nbgrader" not in cell.metadata:
             continue

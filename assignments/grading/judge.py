@@ -8,6 +8,22 @@ learner's code cannot reach.
 from dataclasses import asdict, dataclass, field
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
+STATUSES = ("ok", "missing", "not_implemented", "raised")
+
+
+def read_reply(assignment, data):
+    """(status, outputs or message, observations) from the harness's reply. The reply comes
+    from the learner's process, so it is checked, and its text cut to one short line."""
+    try:
+        status, observed = data["status"], data.get("observed", {})
+        if status not in STATUSES or not isinstance(observed, dict):
+            raise ValueError(status)
+        observed = {"reads_globals": [str(n)[:40] for n in observed.get("reads_globals", [])][:10]}
+        if status == "ok":
+            return "ok", assignment.checks.decode(data["output"]), observed
+        return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
+    except Exception:
+        return "fault", "returned a reply the grader could not read", {}
 
 
 @dataclass
@@ -145,9 +161,11 @@ class Judge:
 
     # --- words ------------------------------------------------------------------------------
 
-    def _hints(self, right, wrong):
+    def _hints(self, right, wrong, complete=True):
         """Say so when a fact (one time step, one example) separates passing from failing cases."""
         hints = []
+        if not complete:   # judging stopped early: the cases not run say nothing
+            return hints
         for fact, (only_right, only_wrong) in getattr(self.a, "CASE_HINTS", {}).items():
             has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
             if right and all(has[0]) and not any(has[1]):
@@ -178,5 +196,5 @@ class Judge:
         if readers and not v.diagnoses:
             lines.append(f"It reads the notebook variable(s) {', '.join(readers)} instead of using only "
                          f"its arguments: results then depend on what else ran in the notebook.")
-        lines += self._hints([o for o in outcomes if o.right], failing)
+        lines += self._hints([o for o in outcomes if o.right], failing, complete=len(outcomes) == v.cases)
         return "\n".join(lines)

@@ -24,6 +24,7 @@ SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/p
 LAUNCH = ("import resource as r, runpy, sys\n"
           "if {mem}: r.setrlimit(r.RLIMIT_AS, ({mem}, {mem}))\n"
           "if {cpu}: r.setrlimit(r.RLIMIT_CPU, ({cpu}, {cpu} + 5))\n"
+          "if {fsize}: r.setrlimit(r.RLIMIT_FSIZE, ({fsize}, {fsize}))\n"
           "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]\n"
           "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\n")
 
@@ -57,16 +58,16 @@ class GradingKernelManager(AsyncKernelManager):
                                       "e.g. 2G; 0 for none.").tag(config=True)
     cpu_limit = Integer(300, help="CPU seconds one kernel process may use (RLIMIT_CPU); "
                                   "0 for none.").tag(config=True)
-    scratch_root = Unicode("", help="Where scratch folders are made (default: the system's "
-                                    "temporary folder).").tag(config=True)
+    file_limit = Unicode("100M", help="Largest file a kernel may write (RLIMIT_FSIZE); the "
+                                      "sandbox's /tmp is a tmpfs of this size too.").tag(config=True)
+    scratch_root = Unicode("", help="Where scratch folders are made (grading sets its work "
+                                    "folder, which each run wipes).").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._private = tempfile.mkdtemp(prefix="grading-kernel-", dir=self.scratch_root or None)
-        self.scratch = os.path.join(self._private, "scratch")
-        self.sockets = os.path.join(self._private, "sockets")
-        os.makedirs(self.scratch)
-        os.makedirs(self.sockets)
+        self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None)
+        # Unix socket paths must stay under 108 bytes: keep them in a short private folder
+        self.sockets = tempfile.mkdtemp(prefix="gk-", dir="/tmp" if os.path.isdir("/tmp") else None)
         if self.sandbox:
             # no network namespace to share: talk over Unix sockets in a folder both can see
             self.transport = "ipc"
@@ -76,7 +77,8 @@ class GradingKernelManager(AsyncKernelManager):
     @property
     def kernel_spec(self):
         if self._kernel_spec is None:
-            launch = LAUNCH.format(mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit))
+            launch = LAUNCH.format(mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit),
+                                   fsize=parse_size(self.file_limit))
             self._kernel_spec = KernelSpec(
                 argv=[sys.executable, "-c", launch, "{connection_file}"],
                 display_name="Python 3 (grading)", language="python", interrupt_mode="message",
@@ -85,12 +87,12 @@ class GradingKernelManager(AsyncKernelManager):
                      "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
         return self._kernel_spec
 
-    def prepare_scratch(self, folder):
-        """Copy a submission's files (not its notebook) into the scratch folder: the
-        kernel's working directory and the only place it may write."""
-        for name in os.listdir(folder):
+    def prepare_scratch(self, folder, names):
+        """Copy the named helper files from the notebook's folder into the scratch folder:
+        the kernel's working directory and the only place it may write."""
+        for name in names:
             path = os.path.join(folder, name)
-            if os.path.isfile(path) and not name.endswith(".ipynb") and not os.path.islink(path):
+            if os.path.isfile(path) and not os.path.islink(path):
                 shutil.copyfile(path, os.path.join(self.scratch, name))
 
     def format_kernel_cmd(self, extra_arguments=None):
@@ -101,7 +103,8 @@ class GradingKernelManager(AsyncKernelManager):
 
     def _bwrap(self):
         args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+                "--size", str(parse_size(self.file_limit) or 2**30), "--tmpfs", "/tmp",
                 "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
                 "--setenv", "HOME", self.scratch, "--setenv", "TMPDIR", self.scratch,
                 "--setenv", "LANG", "C.UTF-8"]
@@ -128,4 +131,5 @@ class GradingKernelManager(AsyncKernelManager):
         return await super()._async_pre_start_kernel(**kw)
 
     def cleanup_scratch(self):
-        shutil.rmtree(self._private, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.sockets, ignore_errors=True)

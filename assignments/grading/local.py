@@ -4,7 +4,7 @@ untrusted code."""
 import json
 
 from . import harness
-from .judge import Judge
+from .judge import Judge, read_reply
 
 
 def kernel_namespace(assignment):
@@ -23,11 +23,7 @@ def caller(assignment, functions):
     def call(name, args, callees):
         request = {"name": name, "inputs": assignment.checks.encode(args),
                    "callees": {c: assignment.callee_source(c) for c in callees}}
-        result = json.loads(json.dumps(ns["call"](functions, json.loads(json.dumps(request)))))
-        observed = result.get("observed", {})
-        if result["status"] == "ok":
-            return "ok", assignment.checks.decode(result["output"]), observed
-        return result["status"], result["text"], observed
+        return read_reply(assignment, json.loads(json.dumps(ns["call"](functions, json.loads(json.dumps(request))))))
     return call
 
 

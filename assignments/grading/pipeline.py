@@ -7,10 +7,10 @@ skipped without stopping the others. Every run regrades from scratch (``force``)
 rerun is safe and gives the same results.
 """
 import json
+import logging
 import os
 import re
 import shutil
-import traceback
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -23,8 +23,6 @@ from .kernel import sandbox_problem
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
-# kernel events (see preprocessors.JudgedExecute) after which some cells could not run
-INCOMPLETE = {"timeout", "dead_kernel", "memory", "output_flood", "exit", "notebook_timeout", "no_result"}
 
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
@@ -93,6 +91,8 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None):
     for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
         config[name].force = True
     config.GradingKernelManager.sandbox = sandbox
+    config.GradingKernelManager.scratch_root = os.path.join(work, "kernels")
+    os.makedirs(os.path.join(work, "kernels"))
     if overrides is not None:
         config.merge(overrides)
     shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
@@ -114,10 +114,14 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None):
 
     graded = [s for s, r in records.items() if r["status"] == "pending"]
     for student in graded:
+        errors = _ErrorLog()
+        logging.getLogger("traitlets").addHandler(errors)
         try:
             Autograde(coursedir=coursedir(config, aid, student), config=config).start()
         except Exception as exc:
-            records[student].update(status="error", message=f"autograde failed: {exc}\n{traceback.format_exc(limit=3)}")
+            records[student].update(status="error", message=f"autograde failed: {errors.cause() or exc}")
+        finally:
+            logging.getLogger("traitlets").removeHandler(errors)
     done = [s for s in graded if records[s]["status"] == "pending"]
     for student in done:
         try:
@@ -126,13 +130,43 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None):
             records[student]["message"] = f"feedback could not be written: {exc}"
 
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-        CsvExportPlugin(to=os.path.join(out, "grades.csv")).export(gb)
+        for student, record in records.items():
+            if record["status"] != "pending":
+                forget(gb, out, aid, student)
+        CsvExportPlugin(to=os.path.join(out, "grades.csv"), student=sorted(records)).export(gb)
         results = {"assignment": aid, "max_score": float(assignment.MAX_SCORE),
                    "submissions": [collect(assignment, gb, out, records[s]) for s in sorted(records)]}
     with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
     return results
+
+
+class _ErrorLog(logging.Handler):
+    """nbgrader logs why a submission failed and raises a generic exception: keep the why."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines += [line for line in record.getMessage().splitlines() if line.strip()]
+
+    def cause(self):
+        found = [line.strip() for line in self.lines if re.match(r"^\w+(\.\w+)*(Error|Exception)\b", line.strip())]
+        return found[-1][:300] if found else ""
+
+
+def forget(gb, out, aid, student):
+    """A submission this run could not grade: keep the student (grades.csv shows 0) but
+    drop what an earlier run graded, in the gradebook and on disk."""
+    gb.update_or_create_student(student)
+    try:
+        gb.remove_submission(aid, student)
+    except MissingEntry:
+        pass
+    for folder in ("autograded", "feedback"):
+        shutil.rmtree(os.path.join(out, folder, student, aid), ignore_errors=True)
 
 
 def collect(assignment, gb, out, record):
@@ -144,7 +178,9 @@ def collect(assignment, gb, out, record):
     path = os.path.join(out, "autograded", student, aid, assignment.NOTEBOOK + ".ipynb")
     if record["status"] == "pending" and os.path.exists(path):
         nb = nbformat.read(path, as_version=4)
-        verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells if "judge" in c.metadata}
+        verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
+                    if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
+                    == "test_" + c.metadata["judge"].get("id")}
         events = nb.metadata.get("grader", {}).get("events", [])
     entry["flags"] += [f"{e['kind']}:{e['where']}" for e in events]
     for ex in assignment.EXERCISES:
@@ -161,6 +197,6 @@ def collect(assignment, gb, out, record):
             "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if record["message"] else "no verdict."))})
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
     if record["status"] == "pending":
-        entry["status"] = "incomplete" if any(e["kind"] in INCOMPLETE for e in events) else "graded"
+        entry["status"] = "incomplete" if events else "graded"   # every kernel event is a fault
     entry["flags"] = sorted(set(entry["flags"]), key=entry["flags"].index)
     return entry

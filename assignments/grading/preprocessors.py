@@ -6,13 +6,13 @@ import time
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_output
-from traitlets import Float, Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode
 
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
 
 from . import harness
-from .judge import Judge
+from .judge import Judge, read_reply
 from .kernel import GradingKernelManager
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
@@ -66,6 +66,8 @@ class JudgedExecute(Execute):
                                        "is not run and scores nothing.").tag(config=True)
     max_output_bytes = Integer(100_000, help="Output kept from one cell; the rest is dropped "
                                              "while it arrives.").tag(config=True)
+    max_reply_bytes = Integer(50_000_000, help="Largest reply one judged call may send back.").tag(config=True)
+    store_widget_state = Bool(False)   # widget messages would pile up in memory unchecked
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", GradingKernelManager)
@@ -83,6 +85,7 @@ class JudgedExecute(Execute):
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self._events, self._clean, self._sizes, self._deadline = [], [], {}, time.monotonic() + self.notebook_timeout
+        self._nonce = None   # the reply the grader is waiting for, while a judged call runs
         tests = {}
         with self.setup_kernel():
             self._ready()
@@ -90,6 +93,8 @@ class JudgedExecute(Execute):
                 name = self.exercise_of(cell)
                 if name:
                     tests[name] = index
+                elif utils.is_grade(cell) and cell.cell_type == "code" and not utils.is_solution(cell):
+                    self._no_judge(cell)   # hidden tests never run in the learner's kernel
                 elif cell.cell_type == "code":
                     self._run_learner_cell(cell, index)
             for ex in self._a.EXERCISES:          # callees before callers
@@ -100,9 +105,19 @@ class JudgedExecute(Execute):
         return self.nb, self.resources
 
     def create_kernel_manager(self):
+        """A kernel whose scratch folder holds the release's helper files, copied from the
+        notebook's folder: only those, so a submitted numpy.py cannot shadow numpy."""
+        path = self.resources.get("metadata", {}).get("path")
+        if not path:
+            raise ValueError("JudgedExecute needs resources['metadata']['path'], the notebook's folder")
         km = super().create_kernel_manager()
-        km.prepare_scratch(self.resources.get("metadata", {}).get("path") or ".")
+        km.prepare_scratch(path, names=self._a.helper_files())
         return km
+
+    def _no_judge(self, cell):
+        self._event("no_judge", cell.metadata["nbgrader"].get("grade_id", "?"), "a graded cell with no judge")
+        cell.outputs = [new_output("error", ename="NoJudge", evalue="no judge for this cell",
+                                   traceback=["The grader has no judge for this graded cell."])]
 
     def _ready(self):
         """A fresh kernel: wait for it, then install the harness before any learner code."""
@@ -120,6 +135,8 @@ class JudgedExecute(Execute):
         self.start_new_kernel_client()
         self._ready()
         for index in list(self._clean):
+            if time.monotonic() > self._deadline:
+                break
             try:
                 self._quiet(self.nb.cells[index].source, index, timeout=self.timeout)
             except Exception:
@@ -127,9 +144,11 @@ class JudgedExecute(Execute):
 
     def _cleanup_kernel(self):
         km = self.km
-        super()._cleanup_kernel()
-        if km is not None:
-            km.cleanup_scratch()
+        try:
+            super()._cleanup_kernel()
+        finally:
+            if km is not None:
+                km.cleanup_scratch()
 
     def _event(self, kind, where, detail=""):
         self._events.append({"kind": kind, "where": where, "detail": detail})
@@ -163,7 +182,12 @@ class JudgedExecute(Execute):
         """Keep at most max_output_bytes of each cell's output, dropping the rest as it
         arrives (the grader's own results always pass)."""
         content = msg.get("content", {})
-        if harness.MIME in content.get("data", {}):
+        data = content.get("data", {})
+        if isinstance(data, dict) and harness.MIME in data:
+            reply = data[harness.MIME]
+            if (self._nonce is None or not isinstance(reply, dict) or reply.get("nonce") != self._nonce
+                    or len(json.dumps(reply)) > self.max_reply_bytes):
+                return None   # not the reply the grader asked for: never kept
             return super().output(outs, msg, display_id, cell_index)
         size = len(json.dumps(content, default=str)) if msg["msg_type"] in (
             "stream", "display_data", "execute_result", "error", "update_display_data") else 0
@@ -197,13 +221,16 @@ class JudgedExecute(Execute):
         """Run code in the kernel as a throwaway cell; return its outputs. Raises like
         nbclient on a dead kernel or an unrecoverable timeout."""
         probe = new_code_cell(code)
-        kept, saved = self.nb.cells[index], self.timeout
+        kept, saved, size = self.nb.cells[index], self.timeout, self._sizes.pop(index, None)
         self.timeout = int(max(1, timeout))
         try:
             self.execute_cell(probe, index, store_history=False)
         finally:
             self.timeout = saved
             self.nb.cells[index] = kept   # nbclient stores the executed cell at index
+            self._sizes.pop(index, None)
+            if size is not None:
+                self._sizes[index] = size
         return probe.outputs
 
     def _call(self, name, args, callees, index):
@@ -215,29 +242,31 @@ class JudgedExecute(Execute):
         request = {"name": name, "nonce": nonce, "inputs": self._a.checks.encode(args),
                    "callees": {c: self._a.callee_source(c) for c in callees}}
         code = ENTRY.format(cls="Grader_" + self._token, payload=json.dumps(request))
+        self._nonce = nonce
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
+            self._nonce = None
             dead = isinstance(exc, DeadKernelError)
             self._event("dead_kernel" if dead else "timeout", name, "while called on a hidden case")
             self._replace_kernel()
             return "fault", ("made the kernel die (os._exit, a crash or a kill)" if dead
                              else f"did not finish within {self.call_timeout:g} s and had to be stopped"), {}
+        self._nonce = None
         if any(o.get("ename") == "CellTimeoutError" for o in outputs):
             self._event("timeout", name, "while called on a hidden case")
             return "fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {}
         for out in outputs:
             data = out.get("data", {}).get(harness.MIME)
-            if out.output_type == "display_data" and data and data.get("nonce") == nonce:
-                observed = data.get("observed", {})
-                if data["status"] == "ok":
-                    return "ok", self._a.checks.decode(data["output"]), observed
-                text = data.get("text", "")
-                if "MemoryError" in text:
+            if out.output_type == "display_data" and isinstance(data, dict) and data.get("nonce") == nonce:
+                status, value, observed = read_reply(self._a, data)
+                if status == "fault":
+                    self._event("no_result", name, value)
+                elif status == "raised" and "MemoryError" in value:
                     self._event("memory", name, "ran out of memory on a hidden case")
-                elif text.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
-                    self._event("exit", name, text[:200])
-                return data["status"], data["text"], observed
+                elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
+                    self._event("exit", name, value[:200])
+                return status, value, observed
         self._event("no_result", name, "the kernel answered nothing the grader could read")
         return "fault", "returned no result the grader could read", {}
 

@@ -16,15 +16,20 @@ SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT_ID)
 CHECKS_FILE = os.path.join(SOURCE_DIR, "rnn_checks.py")
 
 
-def _load_checks():
-    """The shipped check module, loaded from source/ (never from a submission)."""
-    spec = importlib.util.spec_from_file_location("rnn_step_by_step_checks", CHECKS_FILE)
+def shipped_module(filename):
+    """A module students get, loaded from source/ (never from a submission)."""
+    spec = importlib.util.spec_from_file_location("rnn_step_by_step_" + filename[:-3], os.path.join(SOURCE_DIR, filename))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-checks = _load_checks()
+checks = shipped_module("rnn_checks.py")
+
+
+def helper_files():
+    """The files that ship beside the notebook (what a grading kernel may see)."""
+    return sorted(f for f in os.listdir(SOURCE_DIR) if not f.endswith(".ipynb") and not f.startswith((".", "__")))
 
 
 def spec(name):

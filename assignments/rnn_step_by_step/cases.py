@@ -93,9 +93,12 @@ class Shape:
     zero: tuple = ()    # inputs set to zeros instead of drawn (where the function has them)
 
     def recipe(self, function):
+        """Each function draws with its own seed: a backward case's cache must never be a
+        forward function's hidden answer."""
         dims = (self.n_x, self.n_a, self.n_y, self.m, self.T_x)
         draws = generic_draws(function, *dims)
-        return Recipe(function, self.seed, tuple(d for d in draws if d[0] not in self.zero),
+        seed = self.seed + 100_000 * (1 + list(BY_NAME).index(function))
+        return Recipe(function, seed, tuple(d for d in draws if d[0] not in self.zero),
                       tuple(d for d in draws if d[0] in self.zero))
 
     def facts(self, function):

@@ -10,7 +10,7 @@ from .exercises import EXERCISES
 def label(recipe):
     if recipe in cases.EXAMPLES.values():
         return "the worked example above"
-    shape = next(s for s in cases.PUBLIC_SHAPES if s.seed == recipe.seed)
+    shape = next(s for s in cases.PUBLIC_SHAPES if s.recipe(recipe.function) == recipe)
     return f"a small example with {shape.describe(recipe.function)}"
 
 

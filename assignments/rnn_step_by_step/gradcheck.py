@@ -5,24 +5,18 @@ sum(a * da) (plus sum(c_next * dc_next) for the LSTM cell), and each wrong gradi
 compared with central differences of the reference forward pass, using the same
 ``numerical_gradient`` students have in rnn_utils.py.
 """
-import importlib.util
-import os
-
 import numpy as np
 
 from . import reference
 from .exercises import BY_NAME, GRADIENTS, LSTM_CACHE, RNN_CACHE
 
 
-def _load_utils():
-    from . import SOURCE_DIR
-    spec = importlib.util.spec_from_file_location("rnn_step_by_step_utils", os.path.join(SOURCE_DIR, "rnn_utils.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _utils():
+    from . import shipped_module
+    return shipped_module("rnn_utils.py")
 
 
-utils = _load_utils()
+utils = _utils()
 
 
 def forward_problem(name, args):
@@ -56,11 +50,10 @@ def lines(name, args, got, wrong, most=3):
     if name not in GRADIENTS or not isinstance(got, dict):
         return []
     out = []
+    values, f, dout = forward_problem(name, args)   # numerical_gradient restores what it nudges
     for key in [k for k in GRADIENTS[name] if k in wrong][:most]:
-        values, f, dout = forward_problem(name, args)
-        target = values[GRADIENTS[name][key]]
-        yours = np.asarray(got.get(key)) if isinstance(got.get(key), np.ndarray) else None
-        if yours is None or yours.shape != target.shape:
+        target, yours = values[GRADIENTS[name][key]], got.get(key)
+        if not isinstance(yours, np.ndarray) or yours.shape != target.shape:
             continue
         numeric = utils.numerical_gradient(f, target, dout)
         out.append(f"  A numerical gradient check of {key} (central differences through the forward pass) "

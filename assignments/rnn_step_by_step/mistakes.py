@@ -229,11 +229,10 @@ def for_function(name):
     return [m for m in CATALOG if m.function == name]
 
 
-def variants(name, detected=False):
-    """Every (code, variant index) of ``name``'s mistakes that outputs reveal (and, with
-    ``detected``, those found by a detector too)."""
-    return [(m.code, i) for m in for_function(name) if detected or not m.detector
-            for i in range(len(m.variants))]
+def variants(name):
+    """Every (code, variant index) of ``name``'s mistakes that outputs reveal (those with a
+    detector are found another way)."""
+    return [(m.code, i) for m in for_function(name) if not m.detector for i in range(len(m.variants))]
 
 
 def mutant_source(function, picks):

@@ -88,9 +88,9 @@ def rnn_cell_backward(da_next, cache):
 
 def rnn_backward(da, caches):
     caches, x = caches
-    a1, a0, x1, parameters = caches[0]
+    parameters = caches[0][3]
     n_a, m, T_x = da.shape
-    n_x = x1.shape[0]
+    n_x = x.shape[0]
     dx = np.zeros((n_x, m, T_x))
     dWax = np.zeros_like(parameters["Wax"])
     dWaa = np.zeros_like(parameters["Waa"])
@@ -137,9 +137,9 @@ def lstm_cell_backward(da_next, dc_next, cache):
 
 def lstm_backward(da, caches):
     caches, x = caches
-    a1, c1, a0, c0, f1, i1, cc1, o1, x1, parameters = caches[0]
+    parameters = caches[0][9]
     n_a, m, T_x = da.shape
-    n_x = x1.shape[0]
+    n_x = x.shape[0]
     dx = np.zeros((n_x, m, T_x))
     grads = {}
     for name in ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo"):

@@ -320,8 +320,9 @@ def exception_text(exc):
 
 
 def data_globals(fn):
-    """Names the function reads from its module's globals that hold data, not code: a
-    function that depends on the notebook's variables instead of its arguments."""
+    """Names the function reads from its module's globals that hold weights-like data
+    (dicts, arrays): a function that depends on the notebook's variables instead of its
+    arguments. Constants (numbers, tuples of names) are fine."""
     names, stack = set(), [getattr(fn, "__code__", None)]
     while stack:
         code = stack.pop()
@@ -330,9 +331,8 @@ def data_globals(fn):
         names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
         stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     scope = getattr(fn, "__globals__", {})
-    data = (dict, list, tuple, int, float, complex, np.ndarray)
-    return sorted(n for n in names if n in scope and isinstance(scope[n], data)
-                  and not isinstance(scope[n], bool) and not n.startswith("__"))
+    return sorted(n for n in names if n in scope and isinstance(scope[n], (dict, np.ndarray))
+                  and not n.startswith("__"))
 
 
 # --- The student-side check ---------------------------------------------------------------
