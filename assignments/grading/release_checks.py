@@ -71,7 +71,7 @@ def leaks(assignment, release_dir):
 
 def expected_values(assignment, notebook_path):
     """Every worked example's printed 'expected output' is what the reference prints."""
-    from ..rnn_step_by_step import notebook as generated
+    generated = assignment.notebook
     nb = nbformat.read(notebook_path, as_version=4)
     problems, seen = [], set()
     reference = generated.reference_functions()
@@ -82,22 +82,11 @@ def expected_values(assignment, notebook_path):
                 example = next(c for c in reversed(nb.cells[:i]) if c.cell_type == "code"
                                and c.source.startswith(generated.EXAMPLE_MARK.format(name=ex.name)))
                 shown = re.search(r"```\n(.*?)\n```", cell.source, re.S).group(1)
-                printed = _run(example.source, reference).rstrip("\n")
+                printed = generated.run_example(example.source, reference).rstrip("\n")
                 if shown != printed:
                     problems.append(f"the expected output of {ex.name} says\n{shown}\nbut the reference prints\n{printed}")
     problems += [f"no expected output for {e.name}" for e in assignment.EXERCISES if e.name not in seen]
     return problems
-
-
-def _run(source, functions):
-    import contextlib
-    import io
-
-    import numpy as np
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(source, {"np": np, **functions})
-    return out.getvalue()
 
 
 def solution_and_stub(assignment, repo):

@@ -1,12 +1,14 @@
 """The RNN/LSTM assignment: what the generic grading machinery needs to know about it.
 
 `assignments.grading` reads these names: ASSIGNMENT_ID, NOTEBOOK, SOURCE_DIR, EXERCISES,
-checks (the shipped comparison module), spec(), reference, cases, mistakes.
+BY_NAME, MAX_SCORE, checks (the shipped comparison module), spec(), reference, cases,
+mistakes, notebook (the generated cells), hidden_cases(), expected(), callee_source(),
+helper_files(), refresh_source(), gradient_check_lines(), CASE_HINTS.
 """
 import importlib.util
 import os
 
-from . import cases, mistakes, reference
+from . import cases, mistakes, notebook, reference
 from .exercises import BY_NAME, EXERCISES, LSTM_CACHE, MAX_SCORE, RNN_CACHE
 
 ASSIGNMENT_ID = "rnn_step_by_step"
@@ -81,7 +83,7 @@ def refresh_source(source_dir=SOURCE_DIR):
     """Rewrite what in source/ is generated from this package: the notebook's solutions,
     worked examples and expected outputs, and the checks' data file."""
     import nbformat
-    from . import check_data, notebook
+    from . import check_data
     path = os.path.join(source_dir, NOTEBOOK + ".ipynb")
     nb = notebook.refresh(nbformat.read(path, as_version=4))
     nbformat.write(nb, path)

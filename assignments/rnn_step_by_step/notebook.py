@@ -61,12 +61,12 @@ def example_source(name):
     return "\n".join(lines)
 
 
-def run_example(name, functions):
-    """What the worked example prints when ``functions`` stand in for the learner's."""
+def run_example(source, functions):
+    """What a worked example's code prints when ``functions`` stand in for the learner's."""
     namespace = {"np": np, **functions}
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(example_source(name), namespace)
+        exec(source, namespace)
     return out.getvalue()
 
 
@@ -75,7 +75,7 @@ def reference_functions():
 
 
 def expected_markdown(name):
-    printed = run_example(name, reference_functions()).rstrip("\n")
+    printed = run_example(example_source(name), reference_functions()).rstrip("\n")
     return (EXPECTED_MARK.format(name=name) + "\n**Expected output** (computed by the course's "
             "reference solution; the check below compares for you):\n\n```\n" + printed + "\n```")
 
