@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox demo test release grade clean
+.PHONY: setup sandbox postgres demo test release grade clean
 
 setup: $(VENV)/.installed sandbox
 
@@ -14,6 +14,12 @@ sandbox:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "bubblewrap is missing: sudo apt-get install bubblewrap (or grade with --no-sandbox)"; fi; }
+
+# The cluster tests start their own PostgreSQL server (Debian package postgresql).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL is missing: sudo apt-get install postgresql (the cluster tests need it)"; fi; }
 
 $(VENV)/.installed: requirements.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +30,7 @@ $(VENV)/.installed: requirements.txt constraints.txt
 demo: setup
 	$(PY) -m assignments demo
 
-test: setup
+test: setup postgres
 	$(PY) -m pytest
 
 release: setup

@@ -19,7 +19,7 @@ c.Autograde.autograde_preprocessors = [
 ]
 c.JudgedExecute.assignment = "assignments.rnn_step_by_step"
 c.JudgedExecute.timeout = 60        # seconds for one of the learner's own cells
-c.JudgedExecute.call_timeout = 30   # seconds for one call of a graded function on a hidden case
+c.JudgedExecute.call_timeout = 30   # seconds for a graded function on all its hidden cases together
 
 # Restore deleted graded cells, so a deleted test cell still gets judged.
 c.OverwriteCells.add_missing_cells = True
@@ -29,6 +29,9 @@ c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 50
 
 # Feedback must never show hidden tests: nbgrader's feedback does not strip them by itself.
+# The same page as nbgrader's, made without recompiling and re-rendering what every
+# submission shares (assignments/grading/feedback.py).
+c.GenerateFeedback.exporter_class = "assignments.grading.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",

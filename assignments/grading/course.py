@@ -11,13 +11,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CONFIG_FILE = os.path.join(REPO, "nbgrader_config.py")
 
 
-def load_config(root, db_path, **directories):
-    """The course config, rooted at ``root`` with a SQLite gradebook at ``db_path``.
-    ``directories`` overrides CourseDirectory's *_directory traits (relative to root)."""
+def load_config(root, db_url=None, **directories):
+    """The course config, rooted at ``root``. The gradebook is ``db_url``, else the config
+    file's ``CourseDirectory.db_url``, else SQLite in ``root``. ``directories`` overrides
+    CourseDirectory's *_directory traits (relative to root)."""
     config = Config()
     config.merge(PyFileConfigLoader(os.path.basename(CONFIG_FILE), os.path.dirname(CONFIG_FILE)).load_config())
     config.CourseDirectory.root = os.path.abspath(root)
-    config.CourseDirectory.db_url = "sqlite:///" + os.path.abspath(db_path)
+    if db_url or "db_url" not in config.CourseDirectory:
+        config.CourseDirectory.db_url = db_url or "sqlite:///" + os.path.join(os.path.abspath(root), "gradebook.db")
     for trait, value in directories.items():
         setattr(config.CourseDirectory, trait, value)
     return config

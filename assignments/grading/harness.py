@@ -1,4 +1,4 @@
-"""Runs one call of a learner's function, inside the learner's kernel.
+"""Runs a learner's function on hidden cases, inside the learner's kernel.
 
 The grader sends this file's text into the kernel and executes it in a fresh private
 namespace together with the shipped check module (for ``encode``/``decode``), so nothing
@@ -38,13 +38,15 @@ def heal(*_):
 
 
 def call(namespace, request):
-    """Call ``namespace[request['name']]`` on the request's inputs, with reference
-    stand-ins for the functions it calls. Returns a JSON-safe result."""
+    """Call ``namespace[request['name']]`` on each of the request's cases, with reference
+    stand-ins for the functions it calls. Yields one JSON-safe result per case, and stops
+    early when the function is missing or not written (every case would say the same)."""
     name = request["name"]
     fn = namespace.get(name)
     if not callable(fn):
         what = "is not defined" if fn is None else f"is not a function (it is a {type(fn).__name__})"
-        return {"status": "missing", "text": f"{name} {what}: was its cell deleted, renamed or not run?"}
+        yield {"status": "missing", "text": f"{name} {what}: was its cell deleted, renamed or not run?"}
+        return
     saved = {}
     sink = _Sink()
     try:
@@ -57,16 +59,19 @@ def call(namespace, request):
             exec(compile(source, f"<reference {callee}>", "exec"), helpers)
             saved[callee] = namespace.get(callee, _ABSENT)
             namespace[callee] = helpers[callee]
-        args = decode(request["inputs"])  # noqa: F821 (from the check module)
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(*args)
-        return {"status": "ok", "output": encode(out), "observed": observed}  # noqa: F821
-    except NotImplementedError:
-        return {"status": "not_implemented", "text": "still raises NotImplementedError"}
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
-        return {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
-                "observed": observed}
+        for inputs in request["cases"]:
+            try:
+                args = decode(inputs)  # noqa: F821 (from the check module)
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = fn(*args)
+                yield {"status": "ok", "output": encode(out), "observed": observed}  # noqa: F821
+            except NotImplementedError:
+                yield {"status": "not_implemented", "text": "still raises NotImplementedError"}
+                return
+            except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
+                yield {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
+                       "observed": observed}
     finally:
         for callee, old in saved.items():
             if old is _ABSENT:
@@ -76,11 +81,12 @@ def call(namespace, request):
 
 
 def main(payload):
-    """Entry point in the kernel: answer with a display_data message the grader reads.
+    """Entry point in the kernel: answer each case with a display_data message the grader
+    reads, as soon as it is computed (so a case that hangs costs only the cases after it).
     Uses the shell and publisher captured when the kernel started (see preprocessors.SETUP)."""
     heal()
     request = json.loads(payload)
-    result = call(_shell.user_ns, request)  # noqa: F821 (set up by preprocessors.SETUP)
-    result["nonce"] = request["nonce"]
-    heal()
-    _publish({MIME: result})  # noqa: F821
+    for index, result in enumerate(call(_shell.user_ns, request)):  # noqa: F821 (preprocessors.SETUP)
+        result["nonce"], result["case"] = request["nonce"], index
+        heal()
+        _publish({MIME: result})  # noqa: F821

@@ -1,7 +1,7 @@
 """The hidden tests' judge. It runs in the grading process, never in the student's kernel.
 
-The kernel only computes: ``call(name, args, callees)`` runs the learner's function on
-hidden inputs there and hands back its outputs (and what the harness observed). Comparing
+The kernel only computes: ``call(name, cases, callees)`` runs the learner's function on
+the hidden inputs there and hands back its outputs (and what the harness observed). Comparing
 them with the reference, naming the mistake and scoring all happen here, where the
 learner's code cannot reach.
 """
@@ -64,7 +64,7 @@ class Outcome:
 class Judge:
     def __init__(self, assignment):
         self.a = assignment
-        self._cases, self._expected = {}, {}
+        self._cases, self._expected, self._pairs = {}, {}, {}
 
     def cases(self, name):
         if name not in self._cases:
@@ -75,35 +75,42 @@ class Judge:
         """The reference's outputs on a hidden case, or a mutant's (cached). None when the
         mutant cannot be built (two edits of the same line) or does not return."""
         key = (name, index, picks)
-        if key not in self._expected:
+        # one judge grades a whole class: keep the reference's and single mistakes' outputs,
+        # but only one submission's worth of pairs (thousands of them, rarely reused)
+        cache = self._expected if len(picks) < 2 else self._pairs
+        if key not in cache:
             args = self.cases(name)[index][1]
             if not picks:
-                self._expected[key] = self.a.expected(name, args)
+                cache[key] = self.a.expected(name, args)
             else:
                 try:
-                    self._expected[key] = self.a.mistakes.run(self.a.mistakes.mutant(name, picks), args)
+                    cache[key] = self.a.mistakes.run(self.a.mistakes.mutant(name, picks), args)
                 except Exception:
-                    self._expected[key] = None
-        return self._expected[key]
+                    cache[key] = None
+        return cache[key]
 
     def judge(self, name, call):
+        """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
+        cases at once and returns (status, outputs or message, observations) per case; it may
+        return fewer, when the function is missing, not written or stopped by a fault."""
+        self._pairs.clear()
         ex = self.a.BY_NAME[name]
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
+        cases = self.cases(name)
         outcomes = []
-        for index, (label, args, facts) in enumerate(self.cases(name)):
-            status, value, observed = call(name, args, ex.callees)
+        for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
             o = Outcome(label, args, facts, status, observed=observed)
             if status == "ok":
                 o.got = value
-                o.problems, o.wrong = self.a.checks.compare(spec, value, self.expected(name, index), show_values=False)
+                o.problems, o.wrong = self.a.checks.compare(spec, value, self.expected(name, len(outcomes)), show_values=False)
                 o.fraction = 1 - sum(ex.weight(w) for w in o.wrong) / total
             else:
                 o.text = value
             outcomes.append(o)
             if status in ("missing", "not_implemented", "fault"):
                 break   # the same on every case; a function that hung or crashed is not run again
-        return self._verdict(ex, outcomes, len(self.cases(name)))
+        return self._verdict(ex, outcomes, len(cases))
 
     def _verdict(self, ex, outcomes, n):
         passed_cases = sum(o.right for o in outcomes)

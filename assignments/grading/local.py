@@ -17,13 +17,14 @@ def kernel_namespace(assignment):
 
 
 def caller(assignment, functions):
-    """A ``call(name, args, callees)`` for the Judge that runs ``functions[name]`` here."""
+    """A ``call(name, cases, callees)`` for the Judge that runs ``functions[name]`` here."""
     ns = kernel_namespace(assignment)
 
-    def call(name, args, callees):
-        request = {"name": name, "inputs": assignment.checks.encode(args),
+    def call(name, cases, callees):
+        request = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
                    "callees": {c: assignment.callee_source(c) for c in callees}}
-        return read_reply(assignment, json.loads(json.dumps(ns["call"](functions, json.loads(json.dumps(request))))))
+        return [read_reply(assignment, json.loads(json.dumps(reply)))
+                for reply in ns["call"](functions, json.loads(json.dumps(request)))]
     return call
 
 

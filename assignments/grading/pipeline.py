@@ -1,25 +1,28 @@
-"""Grade a class: stage the submissions, autograde each with nbgrader, then write feedback,
-grades.csv and results.json.
+"""Grade a class: stage the submissions, have workers autograde them with nbgrader (see
+worker.py and dispatch.py), record each result in the gradebook as it comes back, then
+write grades.csv and results.json.
 
 Submissions are only ever read: each is copied into a private staging area first, so
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
 skipped without stopping the others. Every run regrades from scratch (``force``), so a
 rerun is safe and gives the same results.
 """
+import csv
 import json
-import logging
 import os
 import re
 import shutil
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import inspect_submission
+from . import inspect_submission, record
 from .course import coursedir, load_config
+from .dispatch import Dispatch
 from .kernel import sandbox_problem
+from .progress import Progress
+from .worker import Course
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
@@ -69,71 +72,81 @@ def stage(assignment, src, dest, release_nb):
     return None, flags
 
 
-def grade(assignment, submissions, out, sandbox=True, overrides=None):
+def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=None, scheduler=None,
+          db_url=None, progress=False):
     """Grade every submission; ``sandbox=False`` runs kernels without bubblewrap (flagged).
-    ``overrides`` (a traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits."""
+    ``overrides`` (a traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
+    ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
+    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
     out = os.path.abspath(out)
-    if sandbox:
-        problem = sandbox_problem()
-        if problem:
-            raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
-                                     f"them outside the sandbox. To grade anyway, pass --no-sandbox "
-                                     f"(every result is then flagged 'unsandboxed').")
     aid = assignment.ASSIGNMENT_ID
     work = os.path.join(out, WORK)
-    if os.path.exists(work):
-        shutil.rmtree(work)
-    os.makedirs(work)
-    config = load_config(out, os.path.join(out, "gradebook.db"),
-                         source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
+    config = load_config(out, db_url, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
                          submitted_directory=f"{WORK}/submitted",
                          autograded_directory="autograded", feedback_directory="feedback")
     for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
         config[name].force = True
     config.GradingKernelManager.sandbox = sandbox
-    config.GradingKernelManager.scratch_root = os.path.join(work, "kernels")
-    os.makedirs(os.path.join(work, "kernels"))
     if overrides is not None:
         config.merge(overrides)
+    if workers is not None:
+        config.Dispatch.workers = workers
+    if scheduler is not None:
+        config.Dispatch.scheduler = scheduler
+    dispatch = Dispatch(config=config)
+    if sandbox and not dispatch.scheduler:   # a cluster's workers are checked where they run
+        problem = sandbox_problem()
+        if problem:
+            raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
+                                     f"them outside the sandbox. To grade anyway, pass --no-sandbox "
+                                     f"(every result is then flagged 'unsandboxed').")
+    if os.path.exists(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
     shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()
+    record.prepare(config, aid)
+    course = Course(config=config, assignment_id=aid, notebook=assignment.NOTEBOOK,
+                    source=read_files(os.path.join(work, "source", aid)),
+                    gradebook=record.seed(config, aid, os.path.join(work, "seed.db")))
 
     root = submitted_root(os.path.abspath(submissions))
     release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.NOTEBOOK + ".ipynb"), as_version=4)
-    records = {}
+    records, jobs = {}, []
     for student in find_students(root, aid):
         if not STUDENT_ID.match(student):
             records[student] = {"student": student, "status": "unreadable", "flags": [],
                                 "message": "the student folder's name may only use letters, digits and . _ @ + -"}
             continue
-        problem, flags = stage(assignment, os.path.join(root, student, aid),
-                               os.path.join(work, "submitted", student, aid), release_nb)
+        staged = os.path.join(work, "submitted", student, aid)
+        problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
         records[student] = {"student": student, "status": "unreadable" if problem else "pending",
                             "message": problem or "", "flags": flags + ([] if sandbox else ["unsandboxed"])}
+        if not problem:
+            jobs.append({"student": student, "files": read_files(staged)})
 
-    graded = [s for s, r in records.items() if r["status"] == "pending"]
-    for student in graded:
-        errors = _ErrorLog()
-        logging.getLogger("traitlets").addHandler(errors)
-        try:
-            Autograde(coursedir=coursedir(config, aid, student), config=config).start()
-        except Exception as exc:
-            records[student].update(status="error", message=f"autograde failed: {errors.cause() or exc}")
-        finally:
-            logging.getLogger("traitlets").removeHandler(errors)
-    done = [s for s in graded if records[s]["status"] == "pending"]
-    for student in done:
-        try:
-            GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()
-        except Exception as exc:
-            records[student]["message"] = f"feedback could not be written: {exc}"
+    bar = Progress(len(jobs), enabled=progress)
+    for result in dispatch.run(course, jobs, parent=work):
+        student = result["student"]
+        rec = records[student]
+        if result["ok"]:
+            try:
+                store(config, assignment, out, work, result)
+            except Exception as exc:
+                rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+            else:
+                rec["message"] = result["message"]   # e.g. the feedback page could not be made
+        else:
+            rec.update(status="error", message=result["message"])
+        bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+    bar.write_csv(os.path.join(out, "timings.csv"))
 
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-        for student, record in records.items():
-            if record["status"] != "pending":
+        for student, rec in records.items():
+            if rec["status"] != "pending":
                 forget(gb, out, aid, student)
         CsvExportPlugin(to=os.path.join(out, "grades.csv"), student=sorted(records)).export(gb)
+        sort_rows(os.path.join(out, "grades.csv"))
         results = {"assignment": aid, "max_score": float(assignment.MAX_SCORE),
                    "submissions": [collect(assignment, gb, out, records[s]) for s in sorted(records)]}
     with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
@@ -142,19 +155,34 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None):
     return results
 
 
-class _ErrorLog(logging.Handler):
-    """nbgrader logs why a submission failed and raises a generic exception: keep the why."""
+def sort_rows(path):
+    """nbgrader exports rows in the database's order, which differs between SQLite and
+    PostgreSQL: sort them, so the same grades always give the same file."""
+    with open(path, newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    key = [header.index(c) for c in ("assignment", "student_id") if c in header]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header] + sorted(rows, key=lambda r: [r[i] for i in key] + r))
 
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.lines = []
 
-    def emit(self, record):
-        self.lines += [line for line in record.getMessage().splitlines() if line.strip()]
+def read_files(folder):
+    return {os.path.relpath(os.path.join(d, n), folder): open(os.path.join(d, n), "rb").read()
+            for d, _, names in os.walk(folder) for n in names}
 
-    def cause(self):
-        found = [line.strip() for line in self.lines if re.match(r"^\w+(\.\w+)*(Error|Exception)\b", line.strip())]
-        return found[-1][:300] if found else ""
+
+def store(config, assignment, out, work, result):
+    """A worker's result into the class's folders and gradebook (this process alone writes them)."""
+    aid, student, name = assignment.ASSIGNMENT_ID, result["student"], assignment.NOTEBOOK
+    nb = nbformat.reads(result["notebook"], as_version=4)
+    timestamp = coursedir(config, aid, student).get_existing_timestamp(os.path.join(work, "submitted", student, aid))
+    record.record(config, aid, name, student, nb, timestamp)
+    for folder, text, ext in (("autograded", result["notebook"], ".ipynb"), ("feedback", result["feedback"], ".html")):
+        dest = os.path.join(out, folder, student, aid)
+        shutil.rmtree(dest, ignore_errors=True)
+        if text is not None:
+            os.makedirs(dest)
+            with open(os.path.join(dest, name + ext), "w", encoding="utf-8") as f:
+                f.write(text)
 
 
 def forget(gb, out, aid, student):
@@ -169,14 +197,14 @@ def forget(gb, out, aid, student):
         shutil.rmtree(os.path.join(out, folder, student, aid), ignore_errors=True)
 
 
-def collect(assignment, gb, out, record):
+def collect(assignment, gb, out, rec):
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
-    aid, student = assignment.ASSIGNMENT_ID, record["student"]
-    entry = dict(record, score=0.0, flags=list(record["flags"]), exercises=[])
+    aid, student = assignment.ASSIGNMENT_ID, rec["student"]
+    entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
     verdicts, events = {}, []
     path = os.path.join(out, "autograded", student, aid, assignment.NOTEBOOK + ".ipynb")
-    if record["status"] == "pending" and os.path.exists(path):
+    if rec["status"] == "pending" and os.path.exists(path):
         nb = nbformat.read(path, as_version=4)
         verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
                     if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
@@ -186,7 +214,7 @@ def collect(assignment, gb, out, record):
     for ex in assignment.EXERCISES:
         v = verdicts.get(ex.name, {})
         score = 0.0
-        if record["status"] == "pending":
+        if rec["status"] == "pending":
             try:
                 score = gb.find_grade("test_" + ex.name, assignment.NOTEBOOK, aid, student).score
             except MissingEntry:
@@ -194,9 +222,9 @@ def collect(assignment, gb, out, record):
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
-            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if record["message"] else "no verdict."))})
+            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict."))})
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
-    if record["status"] == "pending":
+    if rec["status"] == "pending":
         entry["status"] = "incomplete" if events else "graded"   # every kernel event is a fault
     entry["flags"] = sorted(set(entry["flags"]), key=entry["flags"].index)
     return entry

@@ -1,19 +1,21 @@
 """nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
+import functools
 import importlib
 import json
 import secrets
 import time
 
+from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_output
-from traitlets import Bool, Float, Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode, default
 
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
 
 from . import harness
 from .judge import Judge, read_reply
-from .kernel import GradingKernelManager
+from .kernel import SPARE, GradingKernelManager
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
 # private namespace whose builtins and modules are copies taken now, so that whatever the
@@ -42,6 +44,14 @@ del __grader_setup
 ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({payload!r})"
 
 
+@functools.lru_cache(maxsize=None)
+def prepared(assignment):
+    """The judge and the harness's text, made once per grading process and reused for every
+    submission: the hidden cases and the reference's outputs on them are the same for all."""
+    with open(assignment.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
+        return Judge(assignment), f.read() + "\n\n" + g.read()
+
+
 class JudgedExecute(Execute):
     """Execute the learner's cells as nbgrader does, then judge every graded function in the
     grading process: the kernel runs the learner's function on hidden inputs and hands back
@@ -61,13 +71,20 @@ class JudgedExecute(Execute):
     test_prefix = Unicode(
         "test_", help="A graded test cell with grade_id test_<name> judges the function <name>."
     ).tag(config=True)
-    call_timeout = Float(30, help="Seconds one call of a learner's function may take.").tag(config=True)
+    call_timeout = Float(30, help="Seconds a learner's function may take on all its hidden "
+                                  "cases together.").tag(config=True)
     notebook_timeout = Float(900, help="Seconds a whole notebook may take; then what is left "
                                        "is not run and scores nothing.").tag(config=True)
     max_output_bytes = Integer(100_000, help="Output kept from one cell; the rest is dropped "
                                              "while it arrives.").tag(config=True)
     max_reply_bytes = Integer(50_000_000, help="Largest reply one judged call may send back.").tag(config=True)
     store_widget_state = Bool(False)   # widget messages would pile up in memory unchecked
+    prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
+                               "(each submission still gets a fresh kernel and sandbox).").tag(config=True)
+
+    @default("shutdown_kernel")
+    def _kill_when_done(self):
+        return "immediate"   # nothing in the kernel is worth a graceful goodbye: saves ~0.2 s
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", GradingKernelManager)
@@ -78,9 +95,7 @@ class JudgedExecute(Execute):
     def preprocess(self, nb, resources, km=None):
         from nbclient import NotebookClient
         self._a = importlib.import_module(self.assignment)
-        self._judge = Judge(self._a)
-        with open(self._a.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
-            self._kernel_source = f.read() + "\n\n" + g.read()
+        self._judge, self._kernel_source = prepared(self._a)
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -89,6 +104,7 @@ class JudgedExecute(Execute):
         tests = {}
         with self.setup_kernel():
             self._ready()
+            self._start_spare()
             for index, cell in enumerate(self.nb.cells):
                 name = self.exercise_of(cell)
                 if name:
@@ -106,13 +122,35 @@ class JudgedExecute(Execute):
 
     def create_kernel_manager(self):
         """A kernel whose scratch folder holds the release's helper files, copied from the
-        notebook's folder: only those, so a submitted numpy.py cannot shadow numpy."""
+        notebook's folder: only those, so a submitted numpy.py cannot shadow numpy. The
+        spare kernel started during the previous submission is used when its folder holds
+        the same files."""
         path = self.resources.get("metadata", {}).get("path")
         if not path:
             raise ValueError("JudgedExecute needs resources['metadata']['path'], the notebook's folder")
-        km = super().create_kernel_manager()
-        km.prepare_scratch(path, names=self._a.helper_files())
+        names = self._a.helper_files()
+        km = SPARE.take(path, names)
+        if km is None:
+            km = super().create_kernel_manager()
+            km.prepare_scratch(path, names=names)
+        self.km = km
         return km
+
+    def _start_spare(self):
+        """Boot the next submission's kernel now, while this one is graded: a fresh process
+        in a fresh sandbox and scratch folder, so nothing passes from one learner to the next."""
+        if not self.prestart or SPARE.ready():
+            return
+        own = self.km
+        try:
+            km = super().create_kernel_manager()
+            km.prepare_scratch(self.resources["metadata"]["path"], names=self._a.helper_files())
+            run_sync(km.start_kernel)()
+            SPARE.keep(km, self.resources["metadata"]["path"], self._a.helper_files())
+        except Exception as exc:   # only an optimisation: grading goes on without it
+            self.log.warning("could not start a spare kernel: %s", exc)
+        finally:
+            self.km = own
 
     def _no_judge(self, cell):
         self._event("no_judge", cell.metadata["nbgrader"].get("grade_id", "?"), "a graded cell with no judge")
@@ -211,7 +249,7 @@ class JudgedExecute(Execute):
         return name if name in self._a.BY_NAME else None
 
     def _judge_cell(self, name, index):
-        verdict = self._judge.judge(name, lambda n, args, callees: self._call(n, args, callees, index))
+        verdict = self._judge.judge(name, lambda n, cases, callees: self._call(n, cases, callees, index))
         cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
         cell.execution_count = None
@@ -219,12 +257,16 @@ class JudgedExecute(Execute):
 
     def _quiet(self, code, index, timeout):
         """Run code in the kernel as a throwaway cell; return its outputs. Raises like
-        nbclient on a dead kernel or an unrecoverable timeout."""
+        nbclient on a dead kernel or an unrecoverable timeout, with the outputs that had
+        arrived as the exception's ``outputs``."""
         probe = new_code_cell(code)
         kept, saved, size = self.nb.cells[index], self.timeout, self._sizes.pop(index, None)
         self.timeout = int(max(1, timeout))
         try:
             self.execute_cell(probe, index, store_history=False)
+        except Exception as exc:
+            exc.outputs = probe.outputs
+            raise
         finally:
             self.timeout = saved
             self.nb.cells[index] = kept   # nbclient stores the executed cell at index
@@ -233,42 +275,49 @@ class JudgedExecute(Execute):
                 self._sizes[index] = size
         return probe.outputs
 
-    def _call(self, name, args, callees, index):
-        """Run one call in the kernel: (status, decoded outputs or a message, observations)."""
+    def _call(self, name, cases, callees, index):
+        """Run the function on all its hidden cases in one request (call_timeout seconds for
+        them all): one (status, outputs or message, observations) per case answered, then a
+        fault for the case that hung or killed the kernel, if one did."""
         if time.monotonic() > self._deadline:
             self._event("notebook_timeout", name, "not judged: the notebook's time was up")
-            return "fault", "was not run: the notebook used up its time", {}
+            return [("fault", "was not run: the notebook used up its time", {})]
         nonce = secrets.token_hex(8)
-        request = {"name": name, "nonce": nonce, "inputs": self._a.checks.encode(args),
+        request = {"name": name, "nonce": nonce, "cases": [self._a.checks.encode(args) for args in cases],
                    "callees": {c: self._a.callee_source(c) for c in callees}}
         code = ENTRY.format(cls="Grader_" + self._token, payload=json.dumps(request))
-        self._nonce = nonce
+        self._nonce, fault = nonce, None
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
-            self._nonce = None
-            dead = isinstance(exc, DeadKernelError)
+            outputs, dead = getattr(exc, "outputs", []), isinstance(exc, DeadKernelError)
             self._event("dead_kernel" if dead else "timeout", name, "while called on a hidden case")
             self._replace_kernel()
-            return "fault", ("made the kernel die (os._exit, a crash or a kill)" if dead
-                             else f"did not finish within {self.call_timeout:g} s and had to be stopped"), {}
-        self._nonce = None
-        if any(o.get("ename") == "CellTimeoutError" for o in outputs):
+            fault = ("fault", "made the kernel die (os._exit, a crash or a kill)" if dead
+                     else f"did not finish within {self.call_timeout:g} s and had to be stopped", {})
+        finally:
+            self._nonce = None
+        if fault is None and any(o.get("ename") == "CellTimeoutError" for o in outputs):
             self._event("timeout", name, "while called on a hidden case")
-            return "fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {}
-        for out in outputs:
-            data = out.get("data", {}).get(harness.MIME)
-            if out.output_type == "display_data" and isinstance(data, dict) and data.get("nonce") == nonce:
-                status, value, observed = read_reply(self._a, data)
-                if status == "fault":
-                    self._event("no_result", name, value)
-                elif status == "raised" and "MemoryError" in value:
-                    self._event("memory", name, "ran out of memory on a hidden case")
-                elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
-                    self._event("exit", name, value[:200])
-                return status, value, observed
-        self._event("no_result", name, "the kernel answered nothing the grader could read")
-        return "fault", "returned no result the grader could read", {}
+            fault = ("fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {})
+        replies = [o.get("data", {}).get(harness.MIME) for o in outputs if o.output_type == "display_data"]
+        results = []
+        for data in replies:
+            if not isinstance(data, dict) or data.get("nonce") != nonce or data.get("case") != len(results):
+                continue
+            status, value, observed = read_reply(self._a, data)
+            if status == "fault":
+                self._event("no_result", name, value)
+            elif status == "raised" and "MemoryError" in value:
+                self._event("memory", name, "ran out of memory on a hidden case")
+            elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
+                self._event("exit", name, value[:200])
+            results.append((status, value, observed))
+        finished = len(results) == len(cases) or (results and results[-1][0] in ("missing", "not_implemented", "fault"))
+        if fault is None and not finished:
+            self._event("no_result", name, "the kernel answered nothing the grader could read")
+            fault = ("fault", "returned no result the grader could read", {})
+        return results[:len(cases)] + ([fault] if fault and not finished else [])
 
 
 def verdict_outputs(v):

@@ -3,9 +3,8 @@ import os
 import shutil
 import tempfile
 
-from nbgrader.converters import GenerateAssignment
-
-from .course import coursedir, load_config
+from . import record
+from .course import load_config
 
 
 def build(assignment, source_root, release_root):
@@ -16,9 +15,9 @@ def build(assignment, source_root, release_root):
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-        config = load_config(work, os.path.join(work, "gradebook.db"))
+        config = load_config(work, "sqlite:///" + os.path.join(work, "gradebook.db"))
         config.GenerateAssignment.force = True
-        GenerateAssignment(coursedir=coursedir(config, aid), config=config).start()
+        record.prepare(config, aid)
         target = os.path.join(release_root, aid)
         if os.path.exists(target):
             shutil.rmtree(target)

@@ -1,0 +1,137 @@
+"""Benchmark: plain `nbgrader autograde` against `python -m assignments grade`, same
+submissions, same run, same machine.
+
+  .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5]
+
+Builds N correct submissions from the sample class's correct answers, then times
+  1. plain nbgrader: `nbgrader autograde` in a stock course folder (no config of ours:
+     its own Execute preprocessor runs every cell, test cells included, one submission
+     at a time, no sandbox);
+  2. ours: `python -m assignments grade` (sandboxed, judged, feedback pages included);
+  3. the floor: each of F submitted notebooks executed once with a bare kernel (nbclient,
+     the stock python3 kernel, no grading at all).
+CPU is the machine's busy time while each step runs (/proc/stat), so kernels and
+sandboxes are counted whichever process reaps them; run it on an otherwise idle machine.
+Exits 1 when the two graders disagree on a grade; the times are printed, never asserted.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+from assignments import rnn_step_by_step as assignment  # noqa: E402
+from assignments.grading.submissions import answer_cells, fill  # noqa: E402
+
+AID, NB = assignment.ASSIGNMENT_ID, assignment.NOTEBOOK + ".ipynb"
+BIN = os.path.dirname(sys.executable)
+
+FLOOR = """
+import glob, sys, tempfile, shutil, nbformat
+from nbclient import NotebookClient
+for path in sys.argv[2:]:
+    folder = tempfile.mkdtemp()
+    for name in glob.glob(sys.argv[1] + "/*"):
+        if not name.endswith(".ipynb"):
+            shutil.copy(name, folder)
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": folder}}).execute()
+    shutil.rmtree(folder)
+"""
+
+
+def busy_seconds():
+    """CPU time the whole machine has spent busy since boot."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]   # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(cmd, cwd=None):
+    env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    cpu, wall = busy_seconds(), time.perf_counter()
+    run = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - wall, busy_seconds() - cpu
+    if run.returncode != 0:
+        sys.exit(f"{' '.join(cmd[:4])}... failed ({run.returncode}):\n{run.stderr[-3000:]}")
+    return wall, cpu
+
+
+def build_class(root, n):
+    with open(os.path.join(REPO, "samples", "answers", "ada.py"), encoding="utf-8") as f:
+        answers = answer_cells(f.read())
+    release = os.path.join(REPO, "release", AID, NB)
+    import nbformat
+    for i in range(n):
+        folder = os.path.join(root, "submitted", f"student{i:04d}", AID)
+        os.makedirs(folder)
+        nbformat.write(fill(release, answers), os.path.join(folder, NB))
+
+
+def plain_scores(db):
+    with sqlite3.connect(db) as con:
+        rows = con.execute("""select student.id, sum(coalesce(grade.auto_score, 0)) from grade
+            join submitted_notebook on grade.notebook_id = submitted_notebook.id
+            join submitted_assignment on submitted_notebook.assignment_id = submitted_assignment.id
+            join student on submitted_assignment.student_id = student.id group by student.id""").fetchall()
+    return {s: round(float(v), 2) for s, v in rows}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--submissions", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=None, help="ours: default one per core")
+    parser.add_argument("--floor", type=int, default=5, help="notebooks run with a bare kernel for the floor")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark's folder")
+    args = parser.parse_args()
+    n = args.submissions
+    tmp = tempfile.mkdtemp(prefix="grading-bench-")
+    try:
+        plain = os.path.join(tmp, "plain")
+        shutil.copytree(os.path.join(REPO, "source"), os.path.join(plain, "source"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        build_class(plain, n)
+        ours = os.path.join(tmp, "ours")
+        print(f"{n} correct submissions, {len(os.sched_getaffinity(0))} cores")
+        timed([os.path.join(BIN, "nbgrader"), "generate_assignment", AID, "--log-level=ERROR"], cwd=plain)
+        plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=plain)
+        cmd = [sys.executable, "-m", "assignments", "grade", "--submissions", plain, "--out", ours, "--quiet"]
+        if args.workers:
+            cmd += ["--workers", str(args.workers)]
+        ours_wall, ours_cpu = timed(cmd, cwd=REPO)
+        notebooks = sorted(glob.glob(os.path.join(plain, "submitted", "*", AID, NB)))[:args.floor]
+        floor_cmd = [sys.executable, "-c", FLOOR, os.path.join(REPO, "release", AID)]
+        start_wall, start_cpu = timed(floor_cmd)   # the interpreter and its imports alone
+        floor_wall, floor_cpu = timed(floor_cmd + notebooks)
+        floor_wall, floor_cpu = floor_wall - start_wall, floor_cpu - start_cpu
+
+        theirs = plain_scores(os.path.join(plain, "gradebook.db"))
+        with open(os.path.join(ours, "results.json"), encoding="utf-8") as f:
+            mine = {s["student"]: s["score"] for s in json.load(f)["submissions"]}
+        k = len(notebooks)
+        print(f"plain nbgrader autograde: {plain_wall:7.1f} s wall  {plain_cpu / n:5.2f} CPU s/submission")
+        print(f"python -m assignments grade: {ours_wall:4.1f} s wall  {ours_cpu / n:5.2f} CPU s/submission")
+        print(f"bare-kernel floor ({k} notebooks): {floor_wall / k:4.2f} s wall  {floor_cpu / k:5.2f} CPU s/notebook")
+        print(f"throughput ratio (plain wall / ours wall): {plain_wall / ours_wall:.2f}x")
+        print(f"CPU per submission, ours / floor: {ours_cpu / n / (floor_cpu / k):.2f}x")
+        same = theirs == mine
+        print(f"grades identical: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))}, "
+              f"{len(theirs)} vs {len(mine)} students)")
+        return 0 if same else 1
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

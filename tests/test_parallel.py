@@ -1,0 +1,57 @@
+"""Grading a class in parallel gives exactly what one worker gives, with progress shown and
+each submission's time kept; the feedback page is nbgrader's, made faster."""
+import csv
+import os
+
+from bs4 import BeautifulSoup
+from nbconvert.exporters import HTMLExporter
+from nbgrader.converters import GenerateFeedback
+
+from assignments import rnn_step_by_step as A
+from assignments.grading import pipeline
+from assignments.grading.course import coursedir, load_config
+from conftest import gradebook_dump
+
+
+def sqlite(out):
+    return "sqlite:///" + os.path.join(out, "gradebook.db")
+
+
+def test_one_worker_gives_what_two_give(sample_class, tmp_path, capsys):
+    out = str(tmp_path / "one")
+    results = pipeline.grade(A, sample_class["submissions"], out, workers=1, progress=True)
+    assert results == sample_class["results"]
+    assert gradebook_dump(sqlite(out)) == gradebook_dump(sqlite(sample_class["out"]))
+    with open(os.path.join(out, "grades.csv")) as a, open(os.path.join(sample_class["out"], "grades.csv")) as b:
+        assert a.read() == b.read()
+    graded = [s for s in results["submissions"] if s["status"] != "unreadable"]
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("graded ")]
+    assert len(lines) == len(graded) and lines[-1].startswith(f"graded {len(graded)}/{len(graded)} ")
+
+
+def test_timings_name_each_submission_and_its_worker(sample_class):
+    with open(os.path.join(sample_class["out"], "timings.csv")) as f:
+        rows = list(csv.DictReader(f))
+    graded = sorted(s["student"] for s in sample_class["results"]["submissions"] if s["status"] != "unreadable")
+    assert sorted(r["student"] for r in rows) == graded
+    assert all(float(r["seconds"]) > 0 for r in rows)
+    assert len({r["worker"] for r in rows}) == 2   # both workers of the pool took submissions
+
+
+def test_feedback_page_is_nbgraders_own(sample_class, tmp_path):
+    """The same document as nbgrader's stock HTML exporter, up to how BeautifulSoup (which
+    the stock exporter runs the page through) writes it out."""
+    out = sample_class["out"]
+    pages = {}
+    for name, exporter in (("stock", HTMLExporter), ("ours", None)):
+        config = load_config(out, None, autograded_directory="autograded", feedback_directory=str(tmp_path / name))
+        config.GenerateFeedback.force = True
+        if exporter:
+            config.GenerateFeedback.exporter_class = exporter
+        for student in ("ada", "ben"):
+            GenerateFeedback(coursedir=coursedir(config, A.ASSIGNMENT_ID, student), config=config).start()
+            with open(tmp_path / name / student / A.ASSIGNMENT_ID / (A.NOTEBOOK + ".html"), encoding="utf-8") as f:
+                pages[name, student] = f.read()
+    for student in ("ada", "ben"):
+        assert str(BeautifulSoup(pages["ours", student], features="html.parser")) == pages["stock", student]
+    assert pages["ours", "ada"] != pages["ours", "ben"]
