@@ -40,5 +40,5 @@ grade: setup
 	$(PY) -m assignments grade
 
 clean:
-	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json feedback
+	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json timings.csv feedback
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
