@@ -9,11 +9,11 @@ and the feedback page. It never touches the class's gradebook or output folder, 
 workers cannot race one another: the grading process records the grades, alone
 (``record.py``).
 """
-import atexit
 import copy
 import functools
 import hashlib
 import logging
+import multiprocessing.util
 import os
 import re
 import resource
@@ -146,7 +146,8 @@ def install(course, parent=None):
         if _worker is not None:
             _worker.close()
         _worker = Worker(course, parent)
-        atexit.register(_worker.close)
+        # atexit does not run in pool processes; multiprocessing's finalizers do, in each process
+        multiprocessing.util.Finalize(None, _worker.close, exitpriority=20)
     return _worker
 
 
