@@ -16,7 +16,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 from . import rnn_step_by_step as assignment  # noqa: E402
-from .grading import pipeline, release, release_checks, report  # noqa: E402
+from .grading import docs, pipeline, release, release_checks, report  # noqa: E402
 from .grading.dispatch import ClusterUnfit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -67,6 +67,7 @@ def main(argv=None):
         return 1 if failed else 0
     if args.command in ("release", "demo"):
         path = release.build(assignment, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
+        docs.write(assignment, REPO)
         print(f"release written to {os.path.relpath(path, os.getcwd())}")
     if args.command == "release":
         return 0

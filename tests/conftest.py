@@ -86,3 +86,14 @@ def notebook_namespace():
     namespace = {}
     exec(inspect.getsource(A.reference), namespace)
     return namespace
+
+
+def schema_problems(results):
+    """Where ``results`` breaks docs/results.schema.json (the documented contract)."""
+    import json
+
+    import jsonschema
+    with open(os.path.join(REPO, "docs", "results.schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(results)]

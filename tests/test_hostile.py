@@ -11,7 +11,7 @@ from traitlets.config import Config
 
 from assignments.grading import pipeline
 
-from conftest import REPO, tree_digest
+from conftest import REPO, schema_problems, tree_digest
 
 HOSTILE = os.path.join(REPO, "tests", "fixtures", "hostile")
 PORT = 47811
@@ -35,6 +35,7 @@ EXPECT = {
     "floods_output": (set(), ["output_flood:cell"], "incomplete"),
     "system_exit": ({"lstm_cell_forward"}, ["exit:lstm_cell_forward", "exit:cell"], "incomplete"),
     "loop_in_a_cell": (set(), ["timeout:cell", "attempt:processes"], "incomplete"),
+    "fork_bomb": (set(), ["timeout:cell", "attempt:processes"], "incomplete"),
     "edited_test_cell": (set(), ["tampered:edited:test_rnn_cell_forward"], "graded"),
     "deleted_test_cells": (set(), ["tampered:deleted:test_lstm_backward"], "graded"),
     "repointed_test_cell": (set(), ["tampered:duplicated:rnn_forward", "tampered:edited:test_lstm_cell_forward"], "graded"),
@@ -79,8 +80,16 @@ def hostile(tmp_path_factory):
                 conn.close()
             except OSError:
                 pass
+    processes = []
+
+    def count():   # how many processes the machine has, while the corpus is graded
+        while not stop.is_set():
+            processes.append(sum(name.isdigit() for name in os.listdir("/proc")))
+            stop.wait(0.2)
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
     if os.path.exists(SENTINEL):
         os.remove(SENTINEL)
     before = (tree_digest(os.path.join(HOSTILE, "submitted")), tracked_digest())
@@ -91,10 +100,11 @@ def hostile(tmp_path_factory):
     finally:
         stop.set()
         thread.join(5)
+        counter.join(5)
         server.close()
     after = (tree_digest(os.path.join(HOSTILE, "submitted")), tracked_digest())
-    return {"results": {s["student"]: s for s in results["submissions"]}, "out": str(out),
-            "connections": connections, "before": before, "after": after}
+    return {"results": {s["student"]: s for s in results["submissions"]}, "raw": results, "out": str(out),
+            "connections": connections, "before": before, "after": after, "processes": processes}
 
 
 def test_every_case_is_reported(hostile):
@@ -120,6 +130,10 @@ def test_case_earns_what_it_should(hostile, case):
     assert s["score"] == sum(earned.values())
 
 
+def test_results_follow_the_documented_schema(hostile):
+    assert schema_problems(hostile["raw"]) == []
+
+
 def test_nothing_outside_a_submission_changed(hostile):
     assert hostile["before"] == hostile["after"]
     assert not os.path.exists(SENTINEL)
@@ -127,6 +141,14 @@ def test_nothing_outside_a_submission_changed(hostile):
 
 def test_no_loopback_server_was_reached(hostile):
     assert hostile["connections"] == []
+
+
+def test_fork_bomb_is_contained(hostile):
+    """The kernel may hold at most GradingKernelManager.process_limit processes (128): two
+    workers' kernels and the grader stay far below 600 more than the machine had before.
+    An unbounded bomb passes thousands within a second."""
+    assert hostile["processes"], "the process count was never sampled"
+    assert max(hostile["processes"]) - hostile["processes"][0] < 600, max(hostile["processes"])
 
 
 def test_flooded_notebook_stays_small(hostile):

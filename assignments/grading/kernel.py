@@ -4,9 +4,17 @@ The kernel is always this interpreter's ipykernel, whatever kernelspecs the mach
 By default it runs inside bubblewrap: no network (it talks to the grader over Unix
 sockets), a read-only view of the system and of the Python environment, one writable
 scratch folder holding a copy of the submission's helper files, and nothing else — not
-this repository, not the gradebook, not other submissions. Its address space and CPU time
-are limited (rlimits set inside the sandbox before ipykernel starts).
+this repository, not the gradebook, not other submissions. Its address space, CPU time,
+file size and number of processes are limited (rlimits set inside the sandbox before
+ipykernel starts).
+
+The process limit needs an unprivileged user: Linux does not apply RLIMIT_NPROC to root.
+When the grader runs as root, each kernel drops to a user id of its own inside the sandbox
+(so one kernel's fork bomb cannot starve another's), and bubblewrap keeps only the two
+capabilities that drop needs. Otherwise the sandbox is a user namespace of the grader's
+user, where the limit counts the sandbox's own processes.
 """
+import itertools
 import multiprocessing.util
 import os
 import shutil
@@ -26,12 +34,24 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
                 "/etc/nsswitch.conf", "/etc/hosts")
 
-LAUNCH = ("import resource as r, runpy, sys\n"
+LAUNCH = ("import os, resource as r, runpy, sys\n"
+          "if {uid}: os.setgroups([]); os.setgid({uid}); os.setuid({uid})\n"
+          "if {nproc}: r.setrlimit(r.RLIMIT_NPROC, ({nproc}, {nproc}))\n"
           "if {mem}: r.setrlimit(r.RLIMIT_AS, ({mem}, {mem}))\n"
           "if {cpu}: r.setrlimit(r.RLIMIT_CPU, ({cpu}, {cpu} + 5))\n"
           "if {fsize}: r.setrlimit(r.RLIMIT_FSIZE, ({fsize}, {fsize}))\n"
           "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]\n"
           "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\n")
+
+
+# User ids for kernels when the grader is root: far above any real or subordinate range.
+KERNEL_UIDS = 2_000_000_000
+_kernels = itertools.count()
+
+
+def kernel_uid():
+    """A user id no other live kernel of this machine holds (worker pids differ)."""
+    return KERNEL_UIDS + (os.getpid() % 100_000) * 1000 + next(_kernels) % 1000
 
 
 def parse_size(text):
@@ -104,6 +124,8 @@ class GradingKernelManager(AsyncKernelManager):
                                   "0 for none.").tag(config=True)
     file_limit = Unicode("100M", help="Largest file a kernel may write (RLIMIT_FSIZE); the "
                                       "sandbox's /tmp is a tmpfs of this size too.").tag(config=True)
+    process_limit = Integer(128, help="Processes and threads a sandboxed kernel may have at "
+                                      "once (RLIMIT_NPROC): a fork bomb stops there. 0 for none.").tag(config=True)
     scratch_root = Unicode("", help="Where scratch folders are made (grading sets its work "
                                     "folder, which each run wipes).").tag(config=True)
 
@@ -116,6 +138,8 @@ class GradingKernelManager(AsyncKernelManager):
         self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None)
         # Unix socket paths must stay under 108 bytes: keep them in a short private folder
         self.sockets = tempfile.mkdtemp(prefix="gk-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        # as root, the kernel runs as a user of its own (see the module docstring)
+        self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
         if self.sandbox:
             # no network namespace to share: talk over Unix sockets in a folder both can see
             self.transport = "ipc"
@@ -126,7 +150,8 @@ class GradingKernelManager(AsyncKernelManager):
     def kernel_spec(self):
         if self._kernel_spec is None:
             launch = LAUNCH.format(mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit),
-                                   fsize=parse_size(self.file_limit))
+                                   fsize=parse_size(self.file_limit), uid=self.uid,
+                                   nproc=int(self.process_limit) if self.sandbox else 0)
             self._kernel_spec = KernelSpec(
                 argv=[sys.executable, "-c", launch, "{connection_file}"],
                 display_name="Python 3 (grading)", language="python", interrupt_mode="message",
@@ -150,9 +175,14 @@ class GradingKernelManager(AsyncKernelManager):
         return self._bwrap() + ["--"] + cmd
 
     def _bwrap(self):
-        args = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
-                "--size", str(parse_size(self.file_limit) or 2**30), "--tmpfs", "/tmp",
+        if self.uid:   # root: no user namespace, and only what dropping to self.uid needs
+            unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                       "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:
+            unshare = ["--unshare-all", "--cap-drop", "ALL"]
+        args = [shutil.which("bwrap") or "bwrap", *unshare, "--die-with-parent", "--new-session",
+                "--proc", "/proc", "--dev", "/dev",
+                "--size", str(parse_size(self.file_limit) or 2**30), "--perms", "1777", "--tmpfs", "/tmp",
                 "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
                 "--setenv", "HOME", self.scratch, "--setenv", "TMPDIR", self.scratch,
                 "--setenv", "LANG", "C.UTF-8"]
@@ -164,7 +194,15 @@ class GradingKernelManager(AsyncKernelManager):
         for f in SYSTEM_FILES:
             if os.path.exists(f):
                 args += ["--ro-bind", f, f]
-        for d in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}):
+        prefixes = sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
+        # folders on the way to what is bound below, made traversable for the kernel's user
+        # (bubblewrap would make them 0700, and /root-like homes are 0700 on the host)
+        ancestors = {os.path.dirname(p) for p in prefixes + [self.scratch, self.sockets]}
+        ancestors = {a for p in ancestors for a in [p] + [p[:i] for i in range(1, len(p)) if p[i] == "/"]}
+        for a in sorted(ancestors, key=lambda a: (a.count("/"), a)):
+            if a not in ("", "/", "/tmp") and not a.startswith(SYSTEM_DIRS) and not os.path.islink(a):
+                args += ["--perms", "0755", "--dir", a]
+        for d in prefixes:
             args += ["--ro-bind", d, d]
         for name, value in self.kernel_spec.env.items():
             args += ["--setenv", name, value]
@@ -180,7 +218,14 @@ class GradingKernelManager(AsyncKernelManager):
         kw.setdefault("stdout", subprocess.DEVNULL)
         kw.setdefault("stderr", subprocess.DEVNULL)
         kw["cwd"] = self.scratch
-        return await super()._async_pre_start_kernel(**kw)
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        if self.uid:   # the kernel's own user must own its folders and read its connection file
+            for folder in (self.scratch, self.sockets):
+                os.chmod(folder, 0o711)   # bubblewrap, root without capabilities, must enter it
+                for dirpath, _, files in os.walk(folder):
+                    for path in [dirpath] + [os.path.join(dirpath, f) for f in files]:
+                        os.lchown(path, self.uid, self.uid)
+        return cmd, kw
 
     def cleanup_scratch(self):
         shutil.rmtree(self.scratch, ignore_errors=True)

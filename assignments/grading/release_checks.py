@@ -12,7 +12,7 @@ import tempfile
 
 import nbformat
 
-from . import pipeline, release
+from . import docs, pipeline, release
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
            "BEGIN MARK SCHEME")
@@ -39,7 +39,7 @@ def drift(assignment, repo):
                 if not filecmp.cmp(os.path.join(ours, name), os.path.join(fresh, name), shallow=False):
                     problems.append(f"{part}/{aid}/{name} differs from a fresh build: run "
                                     f"`python -m assignments release` and commit the result")
-    return problems
+    return problems + docs.drift(assignment, repo)
 
 
 def leaks(assignment, release_dir):

@@ -1,7 +1,16 @@
 """The data the students' checks run on: public inputs, the reference's outputs, and
-fingerprints of every catalogued mistake on those inputs (numbers, never code)."""
+fingerprints of every catalogued mistake on those inputs (numbers, never code).
+
+Every number stored is rounded to ``DIGITS`` significant digits (by Python's correctly
+rounded decimal conversion), inputs before anything is computed from them and outputs after:
+the last bits of a float depend on which BLAS, SIMD and libm kernels the CPU selects, and
+the file must come out byte-identical on any machine. The checks compare with a relative
+tolerance of 1e-5, far above what the rounding changes.
+"""
 import itertools
 import json
+
+import numpy as np
 
 from . import cases, checks, expected, mistakes, spec
 from .exercises import EXERCISES
@@ -12,6 +21,23 @@ def label(recipe):
         return "the worked example above"
     shape = next(s for s in cases.PUBLIC_SHAPES if s.recipe(recipe.function) == recipe)
     return f"a small example with {shape.describe(recipe.function)}"
+
+
+DIGITS = 8
+
+
+def stable(x):
+    """``x`` (nested tuples, lists and dicts of arrays and numbers) with every float rounded
+    to DIGITS significant digits."""
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return np.array([float(f"{v:.{DIGITS}g}") for v in x.ravel().tolist()], dtype=x.dtype).reshape(x.shape)
+    if isinstance(x, float):
+        return float(f"{x:.{DIGITS}g}")
+    if isinstance(x, (tuple, list)):
+        return type(x)(stable(v) for v in x)
+    if isinstance(x, dict):
+        return {k: stable(v) for k, v in x.items()}
+    return x
 
 
 def known_mistakes(name, public):
@@ -25,7 +51,7 @@ def known_mistakes(name, public):
     for picks in combos:
         try:
             fn = mistakes.mutant(name, picks)
-            prints = [checks.fingerprint(mistakes.run(fn, args), ref) for args, ref in public]
+            prints = [checks.fingerprint(stable(mistakes.run(fn, args)), ref) for args, ref in public]
         except Exception:   # two edits of one line, or a mutant that raises on these inputs
             continue
         if any(p["paths"] for p in prints):
@@ -38,8 +64,8 @@ def known_mistakes(name, public):
 def build():
     data = {"functions": {e.name: spec(e.name) for e in EXERCISES}, "cases": {}, "mistakes": {}, "detectors": {}}
     for e in EXERCISES:
-        public = [(cases.inputs(r), r) for r in cases.public_recipes(e.name)]
-        public = [(args, expected(e.name, args), r) for args, r in public]
+        public = [(stable(cases.inputs(r)), r) for r in cases.public_recipes(e.name)]
+        public = [(args, stable(expected(e.name, args)), r) for args, r in public]
         data["cases"][e.name] = [{"label": label(r), "inputs": checks.encode(args), "expected": checks.encode(ref)}
                                  for args, ref, r in public]
         data["mistakes"][e.name] = known_mistakes(e.name, [(args, ref) for args, ref, _ in public])

@@ -4,7 +4,10 @@ Three kinds of cell are written from the package, never by hand:
 - the solution region of each answer cell: the body of the reference function;
 - each worked example: code that draws the example's inputs from its recipe;
 - each "expected output" block: what that example prints when run with the reference.
-So the notebook cannot disagree with the reference, and a test re-checks it.
+So the notebook cannot disagree with the reference, and a test re-checks it. Examples print
+values rounded to 8 decimals (as the published values are): the last digits of a float
+depend on the CPU's BLAS and SIMD kernels, and a learner comparing digits by eye must see the
+same ones on any machine, as must the release build.
 """
 import contextlib
 import inspect
@@ -52,7 +55,7 @@ def example_source(name):
     for key in recipe.shows:
         out, index = re.match(r"(\w+)(.*)", key).groups()
         value = f'gradients_tmp["{out}"]{index}' if ex.returns_dict else f"{out}_tmp{index}"
-        lines.append(f'print("{key} =", {value})')
+        lines.append(f'print("{key} =", np.round({value}, 8))')
     for out in ex.outputs[:3] if not ex.returns_dict else ex.outputs[:2]:
         if out.startswith("cache"):
             continue
