@@ -40,6 +40,8 @@ EXPECT = {
     "deleted_test_cells": (set(), ["tampered:deleted:test_lstm_backward"], "graded"),
     "repointed_test_cell": (set(), ["tampered:duplicated:rnn_forward", "tampered:edited:test_lstm_cell_forward"], "graded"),
     "edited_imports": (set(), ["tampered:edited:imports"], "graded"),
+    "emptied_notebook": ({"rnn_cell_forward", "rnn_forward", "lstm_cell_forward", "lstm_forward", "rnn_cell_backward",
+                          "rnn_backward", "lstm_cell_backward", "lstm_backward"}, ["tampered:deleted:lstm_backward"], "graded"),
     "not_json": (None, [], "unreadable"),
     "binary_garbage": (None, [], "unreadable"),
     "empty_file": (None, [], "unreadable"),

@@ -74,7 +74,7 @@ def test_catalogued_mutant_is_killed_and_named(assignment, release_checks_module
 
 FUNCTION_CODES = {}
 for m in mistakes.CATALOG:
-    if not m.detector:
+    if not m.detector and m.variants:
         FUNCTION_CODES.setdefault(m.function, []).append(m.code)
 PAIRS = [(f, a, b) for f, codes in FUNCTION_CODES.items() for a, b in itertools.combinations(codes, 2)]
 MUST_NAME_PAIRS = {
@@ -97,7 +97,9 @@ def test_two_mistakes_together(assignment, function, a, b):
         fn = mistakes.mutant(function, (a, b))
     except ValueError:
         pytest.skip("the two mistakes edit the same line: they cannot be made together")
-    v = local.judge_all(assignment, {**notebook_with(function, "", assignment), function: fn}, [function])[function]
+    # defined in the notebook's namespace, as a learner's cell is: its cell is looked up there
+    namespace = notebook_with(function, mistakes.mutant_source(function, (a, b)), assignment)
+    v = local.judge_all(assignment, namespace, [function])[function]
     assert not v.passed
     both = record("pairs: both named", f"{a}+{b}", {a, b} <= set(v.diagnoses))
     if (function, a, b) in MUST_NAME_PAIRS:
@@ -105,8 +107,16 @@ def test_two_mistakes_together(assignment, function, a, b):
     if not both:
         (named,) = v.diagnoses
         assert named in (a, b)
+        if mistakes.BY_CODE[named].behaviour:   # named from the loop's behaviour, which hides the other
+            record("pairs: one named from the loop's behaviour", f"{a}+{b}", True)
+            return
         for _, args, _ in assignment.hidden_cases(function):
-            alone = mistakes.run(mistakes.mutant(function, (named,)), args)
+            try:
+                alone = mistakes.run(mistakes.mutant(function, (named,)), args)
+            except Exception as exc:   # a mistake that makes the function raise masks all others
+                with pytest.raises(type(exc)):
+                    mistakes.run(fn, args)
+                continue
             together = mistakes.run(fn, args)
             assert not assignment.checks.compare(assignment.spec(function), together, alone)[0]
         record("pairs: masked, the masking one named", f"{a}+{b}", True)
@@ -124,7 +134,7 @@ def test_uncatalogued_mutant_is_killed(assignment, release_checks_module, functi
 
 def test_mutation_score(capsys):
     """Prints the suite's figures (the assertions above already require every mutant killed)."""
-    assert len(UNCATALOGUED) >= 10 and len({m.code for m in mistakes.CATALOG}) == 31
+    assert len(UNCATALOGUED) >= 10 and len({m.code for m in mistakes.CATALOG}) >= 31
     with capsys.disabled():
         print()
         for kind, results in sorted(SCORE.items()):

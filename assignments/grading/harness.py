@@ -59,19 +59,31 @@ def call(namespace, request):
             exec(compile(source, f"<reference {callee}>", "exec"), helpers)
             saved[callee] = namespace.get(callee, _ABSENT)
             namespace[callee] = helpers[callee]
+        record = request.get("record")
         for inputs in request["cases"]:
+            recorder = None
             try:
                 args = decode(inputs)  # noqa: F821 (from the check module)
+                if record and record["callee"] in saved:   # watch the loop drive its cell
+                    recorder = Recorder(namespace[record["callee"]], record["callee_args"],  # noqa: F821
+                                        record["args"], args, limit=record.get("limit", 1000))
+                    namespace[record["callee"]] = recorder
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     out = fn(*args)
-                yield {"status": "ok", "output": encode(out), "observed": observed}  # noqa: F821
+                reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}  # noqa: F821
             except NotImplementedError:
                 yield {"status": "not_implemented", "text": "still raises NotImplementedError"}
                 return
             except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
-                yield {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
-                       "observed": observed}
+                reply = {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
+                         "observed": dict(observed)}
+            finally:
+                if recorder is not None:
+                    namespace[record["callee"]] = recorder.fn
+            if recorder is not None:
+                reply["observed"]["calls"] = encode_calls(recorder.calls)  # noqa: F821
+            yield reply
     finally:
         for callee, old in saved.items():
             if old is _ABSENT:

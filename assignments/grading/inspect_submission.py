@@ -77,4 +77,38 @@ def repair(submitted, release):
             continue
         seen.add(grade_id)
         cell.metadata["nbgrader"] = copy.deepcopy(given[grade_id].metadata["nbgrader"])
+    restore_missing(submitted, release, seen)
     return submitted
+
+
+def missing_answers(submitted, release):
+    """grade_ids of the release's answer cells the submission no longer has."""
+    have = {c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells}
+    return [c.metadata["nbgrader"]["grade_id"] for c in release.cells
+            if c.metadata.get("nbgrader", {}).get("solution") and c.metadata["nbgrader"].get("grade_id") not in have]
+
+
+def restore_missing(submitted, release, present):
+    """Put back, as the release has them, the nbgrader cells a submission deleted, each after
+    the cell that precedes it in the release: nbgrader can only restore a deleted test cell
+    next to its answer cell, and an emptied notebook must still be graded (with nothing)."""
+    position = {}
+    for cell in release.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if not grade_id:
+            continue
+        if grade_id in present:
+            position[grade_id] = next(i for i, c in enumerate(submitted.cells)
+                                      if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+            last = position[grade_id]
+            continue
+        if cell.metadata["nbgrader"].get("grade") and not cell.metadata["nbgrader"].get("solution") \
+                and position:   # nbgrader's add_missing_cells restores a test cell after its answer
+            continue
+        at = (last + 1) if position else 0
+        restored = copy.deepcopy(cell)
+        restored.pop("id", None)
+        submitted.cells.insert(at, restored)
+        position = {g: (i + 1 if i >= at else i) for g, i in position.items()}
+        position[grade_id] = last = at
+        present.add(grade_id)

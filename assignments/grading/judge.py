@@ -5,7 +5,10 @@ the hidden inputs there and hands back its outputs (and what the harness observe
 them with the reference, naming the mistake and scoring all happen here, where the
 learner's code cannot reach.
 """
+import re
 from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 STATUSES = ("ok", "missing", "not_implemented", "raised")
@@ -18,12 +21,42 @@ def read_reply(assignment, data):
         status, observed = data["status"], data.get("observed", {})
         if status not in STATUSES or not isinstance(observed, dict):
             raise ValueError(status)
+        calls = observed.get("calls")
         observed = {"reads_globals": [str(n)[:40] for n in observed.get("reads_globals", [])][:10]}
+        if isinstance(calls, list):
+            observed["calls"] = assignment.checks.decode_calls(calls[:1000])
         if status == "ok":
             return "ok", assignment.checks.decode(data["output"]), observed
         return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
     except Exception:
         return "fault", "returned a reply the grader could not read", {}
+
+
+def _item(outputs, ex, name):
+    return outputs[name] if ex.returns_dict else outputs[ex.outputs.index(name)]
+
+
+def _all_zero(x):
+    if isinstance(x, np.ndarray):
+        return x.size > 0 and not np.any(x)
+    if isinstance(x, (tuple, list)):
+        return bool(x) and all(_all_zero(v) for v in x)
+    if isinstance(x, dict):
+        return bool(x) and all(_all_zero(v) for v in x.values())
+    return False
+
+
+def request(assignment, name, cases, callees):
+    """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
+    for a loop over a cell, record every call it makes to that cell."""
+    spec = assignment.spec(name)
+    req = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
+           "callees": {c: assignment.callee_source(c) for c in callees}}
+    p = spec.get("protocol")
+    if p and p["callee"] in callees:
+        req["record"] = {"callee": p["callee"], "callee_args": assignment.spec(p["callee"])["args"],
+                         "args": spec["args"]}
+    return req
 
 
 @dataclass
@@ -103,8 +136,12 @@ class Judge:
             o = Outcome(label, args, facts, status, observed=observed)
             if status == "ok":
                 o.got = value
-                o.problems, o.wrong = self.a.checks.compare(spec, value, self.expected(name, len(outcomes)), show_values=False)
-                o.fraction = 1 - sum(ex.weight(w) for w in o.wrong) / total
+                expected = self.expected(name, len(outcomes))
+                o.problems, o.wrong = self.a.checks.compare(spec, value, expected, show_values=False)
+                # an output that should be all zeros earns nothing: a stub returning zeros gets it right
+                counted = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
+                weight = sum(ex.weight(out) for out in counted) or total
+                o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
             else:
                 o.text = value
             outcomes.append(o)
@@ -154,6 +191,15 @@ class Judge:
         for m in self.a.mistakes.for_function(name):
             if m.detector and any(o.observed.get(m.detector) for o in outcomes):
                 codes.add(m.code)
+            if m.raises and any(o.status == "raised" and re.search(m.raises, o.text) for o in outcomes):
+                codes.add(m.code)
+        findings = self.findings(name, outcomes)
+        if any(findings):
+            behaviours = [{"code": m.code, "aspect": aspect, "label": label}
+                          for m in self.a.mistakes.for_function(name) for aspect, label in m.behaviour]
+            by_loop = self.a.checks.by_protocol(self.a.spec(name), behaviours, findings)
+            if by_loop:   # the loop's own behaviour explains it: nothing to guess from outputs
+                return sorted(codes | set(by_loop))
         if not outcomes or any(o.status != "ok" for o in outcomes):
             return sorted(codes)
         singles = [p for p in self.a.mistakes.variants(name) if self._matches(name, (p,), outcomes)]
@@ -165,6 +211,22 @@ class Judge:
                 codes |= {code for code, _ in pair}
                 break
         return sorted(codes)
+
+    def findings(self, name, outcomes):
+        """What each case's recorded calls show about the loop (rnn_checks.protocol), or []."""
+        spec = self.a.spec(name)
+        if not spec.get("protocol"):
+            return []
+        cells = {n: self.a.spec(n) for n in self.a.BY_NAME}
+        found = []
+        for o in outcomes:
+            calls = o.observed.get("calls")
+            try:
+                found.append(self.a.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),
+                                                    o.got if o.status == "ok" else None, calls) if calls else None)
+            except Exception:   # a reply shaped in a way the analysis did not foresee: say nothing
+                found.append(None)
+        return found
 
     # --- words ------------------------------------------------------------------------------
 
@@ -198,7 +260,12 @@ class Judge:
         elif not v.diagnoses:
             lines.append(f"On {first.label}:")
             lines += [f"  - {p}" for p in first.problems[:6]]
-            lines += self.a.gradient_check_lines(ex.name, first.args, first.got, first.wrong)
+            loop = self.a.checks.unexplained(self.findings(ex.name, outcomes))
+            if loop:
+                lines.append("How the loop drives its cell:")
+                lines += [f"  - {text}" for text in loop[:4]]
+            else:
+                lines += self.a.gradient_check_lines(ex.name, first.args, first.got, first.wrong)
         readers = sorted({n for o in outcomes for n in o.observed.get("reads_globals", [])})
         if readers and not v.diagnoses:
             lines.append(f"It reads the notebook variable(s) {', '.join(readers)} instead of using only "

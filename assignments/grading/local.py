@@ -4,6 +4,7 @@ untrusted code."""
 import json
 
 from . import harness
+from . import judge
 from .judge import Judge, read_reply
 
 
@@ -21,14 +22,13 @@ def caller(assignment, functions):
     ns = kernel_namespace(assignment)
 
     def call(name, cases, callees):
-        request = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
-                   "callees": {c: assignment.callee_source(c) for c in callees}}
+        req = judge.request(assignment, name, cases, callees)
         return [read_reply(assignment, json.loads(json.dumps(reply)))
-                for reply in ns["call"](functions, json.loads(json.dumps(request)))]
+                for reply in ns["call"](functions, json.loads(json.dumps(req)))]
     return call
 
 
 def judge_all(assignment, functions, names=None):
-    judge = Judge(assignment)
-    return {n: judge.judge(n, caller(assignment, functions))
+    j = Judge(assignment)
+    return {n: j.judge(n, caller(assignment, functions))
             for n in (names or [e.name for e in assignment.EXERCISES])}

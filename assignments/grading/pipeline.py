@@ -61,6 +61,7 @@ def stage(assignment, src, dest, release_nb):
     except Exception as exc:  # not JSON, not a notebook, a newer format...
         return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})", []
     flags = inspect_submission.tampering(nb, release_nb) + inspect_submission.attempts(nb, release_nb)
+    flags += [f"tampered:deleted:{g}" for g in inspect_submission.missing_answers(nb, release_nb)]
     os.makedirs(dest)
     nbformat.write(inspect_submission.repair(nb, release_nb), os.path.join(dest, expected))
     for name in os.listdir(src):
@@ -120,8 +121,14 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             continue
         staged = os.path.join(work, "submitted", student, aid)
         problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
+        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.BY_NAME]
+        if gone and not problem:
+            problem_text = (f"{len(gone)} of the {len(assignment.EXERCISES)} answer cells were missing "
+                            f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
+        else:
+            problem_text = problem or ""
         records[student] = {"student": student, "status": "unreadable" if problem else "pending",
-                            "message": problem or "", "flags": flags + ([] if sandbox else ["unsandboxed"])}
+                            "message": problem_text, "flags": flags + ([] if sandbox else ["unsandboxed"])}
         if not problem:
             jobs.append({"student": student, "files": read_files(staged)})
 
@@ -135,7 +142,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             except Exception as exc:
                 rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
             else:
-                rec["message"] = result["message"]   # e.g. the feedback page could not be made
+                rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
         else:
             rec.update(status="error", message=result["message"])
         bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])

@@ -15,6 +15,7 @@ from nbgrader.preprocessors import Execute
 
 from . import harness
 from .judge import Judge, read_reply
+from .judge import request as judge_request
 from .kernel import SPARE, GradingKernelManager
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
@@ -29,7 +30,7 @@ def __grader_setup(token, source):
     from IPython.display import publish_display_data
     ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
     exec(compile(source, "<grader>", "exec"), ns)
-    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types"):
+    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
     ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
@@ -250,6 +251,12 @@ class JudgedExecute(Execute):
 
     def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, lambda n, cases, callees: self._call(n, cases, callees, index))
+        if verdict.outcome == "missing":   # say why, when its cell does not even compile
+            for cell in self.nb.cells:
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
+                    problem = self._a.checks.syntax_problem(cell.source, name)
+                    if problem:
+                        verdict.feedback = f"{name} is not defined: " + problem
         cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
         cell.execution_count = None
@@ -283,8 +290,7 @@ class JudgedExecute(Execute):
             self._event("notebook_timeout", name, "not judged: the notebook's time was up")
             return [("fault", "was not run: the notebook used up its time", {})]
         nonce = secrets.token_hex(8)
-        request = {"name": name, "nonce": nonce, "cases": [self._a.checks.encode(args) for args in cases],
-                   "callees": {c: self._a.callee_source(c) for c in callees}}
+        request = dict(judge_request(self._a, name, cases, callees), nonce=nonce)
         code = ENTRY.format(cls="Grader_" + self._token, payload=json.dumps(request))
         self._nonce, fault = nonce, None
         try:

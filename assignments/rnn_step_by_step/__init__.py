@@ -39,7 +39,7 @@ def spec(name):
     ex = BY_NAME[name]
     return {"name": name, "args": list(ex.args), "outputs": list(ex.outputs),
             "returns_dict": ex.returns_dict, "callees": list(ex.callees),
-            "cache_fields": list(RNN_CACHE if ex.cell_kind == "rnn" else LSTM_CACHE)}
+            "cache_fields": list(RNN_CACHE if ex.cell_kind == "rnn" else LSTM_CACHE), "protocol": ex.protocol}
 
 
 def hidden_cases(name):

@@ -62,7 +62,8 @@ def known_mistakes(name, public):
 
 
 def build():
-    data = {"functions": {e.name: spec(e.name) for e in EXERCISES}, "cases": {}, "mistakes": {}, "detectors": {}}
+    data = {"functions": {e.name: spec(e.name) for e in EXERCISES}, "cases": {}, "mistakes": {}, "detectors": {},
+            "behaviours": {}, "raises": {}}
     for e in EXERCISES:
         public = [(stable(cases.inputs(r)), r) for r in cases.public_recipes(e.name)]
         public = [(args, stable(expected(e.name, args)), r) for args, r in public]
@@ -71,4 +72,8 @@ def build():
         data["mistakes"][e.name] = known_mistakes(e.name, [(args, ref) for args, ref, _ in public])
         data["detectors"][e.name] = [{"detector": m.detector, "codes": [m.code], "feedback": [m.feedback]}
                                      for m in mistakes.for_function(e.name) if m.detector]
+        data["behaviours"][e.name] = [{"code": m.code, "aspect": aspect, "label": label, "feedback": m.feedback}
+                                      for m in mistakes.for_function(e.name) for aspect, label in m.behaviour]
+        data["raises"][e.name] = [{"code": m.code, "pattern": m.raises, "feedback": m.feedback}
+                                  for m in mistakes.for_function(e.name) if m.raises]
     return json.dumps(data, separators=(",", ":")) + "\n"

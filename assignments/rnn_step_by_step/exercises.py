@@ -17,6 +17,7 @@ class Exercise:
     callees: tuple = ()    # graded functions this one calls; judged with the reference ones
     forward: str = ""      # for a backward pass: the forward function that makes its cache
     cell_kind: str = ""    # "rnn" or "lstm"
+    protocol: dict = field(default_factory=dict)  # for a loop over a cell: how it must call it (below)
 
     def weight(self, output):
         return self.weights.get(output, 1.0)
@@ -52,6 +53,37 @@ EXERCISES = (
              callees=("lstm_cell_backward",), forward="lstm_forward", cell_kind="lstm"),
 )
 
+# How each sequence function must drive its cell, as data the checks and the judge read
+# (rnn_checks.protocol): where the number of steps comes from and in which order they run;
+# for each argument of the cell, where it comes from (a slice of an input, an item of an
+# input, or carried from what the previous call returned, starting from ``init``, plus an
+# ``upstream`` slice); and how each returned value relates to what the cell returned
+# ("stack": one step per slice, "final": the last call's, "sum": over all calls, "caches").
+def _forward(callee, state, outputs):
+    args = [{"name": "xt", "slice": "x"}, {"name": "a_prev", "carry": "a_next", "init": "a0"}]
+    if state:
+        args.append({"name": "c_prev", "carry": "c_next", "init": "zeros", "alt_init": "a0"})
+    return {"callee": callee, "steps_from": ["x", 2], "reverse": False, "args": args, "outputs": outputs}
+
+
+def _backward(callee, state, grads):
+    args = [{"name": "da_next", "carry": "da_prev", "init": "zeros", "upstream": "da"}]
+    if state:
+        args.append({"name": "dc_next", "carry": "dc_prev", "init": "zeros"})
+    args.append({"name": "cache", "item": "caches"})
+    outputs = {"dx": ["stack", "dxt"], "da0": ["final", "da_prev"], **{g: ["sum", g] for g in grads}}
+    return {"callee": callee, "steps_from": ["da", 2], "reverse": True, "args": args, "outputs": outputs}
+
+
+PROTOCOLS = {
+    "rnn_forward": _forward("rnn_cell_forward", False, {"a": ["stack", "a_next"], "y_pred": ["stack", "yt_pred"],
+                                                        "caches": ["caches", "cache"]}),
+    "lstm_forward": _forward("lstm_cell_forward", True, {"a": ["stack", "a_next"], "y": ["stack", "yt_pred"],
+                                                         "c": ["stack", "c_next"], "caches": ["caches", "cache"]}),
+    "rnn_backward": _backward("rnn_cell_backward", False, ("dWax", "dWaa", "dba")),
+    "lstm_backward": _backward("lstm_cell_backward", True, LSTM_GRADS),
+}
+EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {})}) for e in EXERCISES)
 BY_NAME = {e.name: e for e in EXERCISES}
 MAX_SCORE = sum(e.points for e in EXERCISES)
 

@@ -25,6 +25,9 @@ class Mistake:
     variants: tuple     # each a tuple of (old, new) replacements in the reference source
     feedback: str       # what is wrong, why it matters, where to look; never the answer
     detector: str = ""  # a harness observation that also reveals it (see module docstring)
+    behaviour: tuple = ()  # (aspect, label) pairs of rnn_checks.protocol() that prove it in a loop
+    also: tuple = ()    # other functions where the same mistake is named
+    raises: str = ""    # a regular expression: an exception whose text matches proves it
 
 
 def edits(*pairs):
@@ -74,6 +77,10 @@ def _missing_gate_terms():
     return tuple(variants)
 
 
+# Reading a weight the function was not given: in a fresh kernel it is not defined at all.
+LSTM_GLOBALS = r"NameError: name '(W[fico]|b[fico]|Wy|by|parameters)' is not defined"
+RNN_GLOBALS = r"NameError: name '(Wax|Waa|Wya|ba|by|parameters)' is not defined"
+
 CATALOG = (
     # --- rnn_cell_forward
     Mistake("rnn_output_from_a_prev", "rnn_cell_forward",
@@ -93,11 +100,13 @@ CATALOG = (
     Mistake("rnn_a0_ignored", "rnn_forward",
             edits(("a_next = a0", "a_next = np.zeros_like(a0)")),
             "The first step starts from zeros instead of the a0 you were given. The initial "
-            "hidden state is an input of the network: feed it to the first cell."),
+            "hidden state is an input of the network: feed it to the first cell.",
+            behaviour=(('a_prev', 'first:zeros'),)),
     Mistake("rnn_state_not_carried", "rnn_forward",
             edits(("rnn_cell_forward(x[:, :, t], a_next, parameters)", "rnn_cell_forward(x[:, :, t], a0, parameters)")),
             "Every step is fed a0 instead of the state computed by the previous step, so the "
-            "network has no memory. Keep the state in a variable and update it in the loop."),
+            "network has no memory. Keep the state in a variable and update it in the loop.",
+            behaviour=(('a_prev', 'init'),)),
     # --- lstm_cell_forward
     Mistake("lstm_concat_order", "lstm_cell_forward",
             edits(("np.concatenate([a_prev, xt], axis=0)", "np.concatenate([xt, a_prev], axis=0)")),
@@ -121,15 +130,18 @@ CATALOG = (
     Mistake("lstm_a0_ignored", "lstm_forward",
             edits(("a_next = a0", "a_next = np.zeros((n_a, m))")),
             "The first step starts from a zero hidden state instead of a0. Only the cell state "
-            "starts at zeros; the hidden state starts at the a0 you were given."),
+            "starts at zeros; the hidden state starts at the a0 you were given.",
+            behaviour=(('a_prev', 'first:zeros'),)),
     Mistake("lstm_c_aliasing", "lstm_forward",
             edits(("c_next = np.zeros((n_a, m))", "c_next = c[:, :, 0]")),
             "The running cell state is a view into c (such as c[:, :, 0]), so writing c[:, :, t] "
             "later changes values already stored in the caches. Start from a fresh array "
-            "(np.zeros) and carry what the cell returns."),
+            "(np.zeros) and carry what the cell returns.",
+            behaviour=(('caches', 'changed'),)),
     Mistake("lstm_return_order", "lstm_forward",
             edits(("return a, y, c, (caches, x)", "return a, c, y, (caches, x)")),
-            "The values are returned in the wrong order. lstm_forward returns a, y, c, caches."),
+            "The values are returned in the wrong order. lstm_forward returns a, y, c, caches.",
+            behaviour=(('y', 'from:c_next'), ('c', 'from:yt_pred'))),
     # --- rnn_cell_backward
     Mistake("rnn_dtanh_wrong", "rnn_cell_backward",
             each(("(1 - a_next ** 2)", "(1 - np.tanh(a_next) ** 2)"), ("(1 - a_next ** 2)", "(1 - a_prev ** 2)"),
@@ -147,21 +159,25 @@ CATALOG = (
     Mistake("rnn_upstream_da_ignored", "rnn_backward",
             edits(("rnn_cell_backward(da[:, :, t] + da_prevt, caches[t])", "rnn_cell_backward(da_prevt, caches[t])")),
             "Each step is fed only the gradient carried from the step after it. The gradient "
-            "arriving from above at this step, da[:, :, t], must be added to it."),
+            "arriving from above at this step, da[:, :, t], must be added to it.",
+            behaviour=(('da_next', 'carry_only'),)),
     Mistake("rnn_stale_da_prev", "rnn_backward",
             edits(('da_prevt = grads["da_prev"]', "da_prevt = da_prevt")),
             "The gradient carried to the previous time step is never updated: after each step, "
-            "keep the da_prev that rnn_cell_backward returned and feed it to the step before."),
+            "keep the da_prev that rnn_cell_backward returned and feed it to the step before.",
+            behaviour=(('da_next', 'upstream_only'),)),
     Mistake("rnn_grads_not_accumulated", "rnn_backward",
             edits(('dWax += grads["dWax"]', 'dWax = grads["dWax"]'), ('dWaa += grads["dWaa"]', 'dWaa = grads["dWaa"]'),
                   ('dba += grads["dba"]', 'dba = grads["dba"]')),
             "dWax, dWaa and dba hold the gradient of a single time step. The same weights are "
             "used at every step, so their gradient is the sum of every step's contribution: add "
-            "each step's gradient to the running total (+=) instead of replacing it."),
+            "each step's gradient to the running total (+=) instead of replacing it.",
+            behaviour=(('sum', 'last'),)),
     Mistake("rnn_time_order", "rnn_backward",
             edits(("for t in reversed(range(T_x)):", "for t in range(T_x):")),
             "Time is walked forwards. Backpropagation through time starts at the last step, "
-            "whose gradient is complete, and carries gradients back to earlier steps."),
+            "whose gradient is complete, and carries gradients back to earlier steps.",
+            behaviour=(('order', 'reversed'),)),
     # --- lstm_cell_backward
     Mistake("lstm_dc_prev_missing_da_term", "lstm_cell_backward",
             edits(("dc_prev = dc * ft", "dc_prev = dc_next * ft")),
@@ -195,38 +211,139 @@ CATALOG = (
             edits(("ot, xt, parameters = cache", "ot, xt, _ = cache")),
             "The weights come from a variable of your notebook instead of the cache. Use the "
             "parameters stored in the cache: the function must only depend on its arguments.",
-            detector="reads_globals"),
+            detector="reads_globals", raises=LSTM_GLOBALS,
+            also=("lstm_cell_forward", "lstm_forward", "lstm_backward")),
     # --- lstm_backward
     Mistake("lstm_upstream_da_ignored", "lstm_backward",
             edits(("lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt", "lstm_cell_backward(da_prevt, dc_prevt")),
             "Each step is fed only the hidden-state gradient carried from the step after it. "
-            "Add the gradient arriving from above at this step, da[:, :, t]."),
+            "Add the gradient arriving from above at this step, da[:, :, t].",
+            behaviour=(('da_next', 'carry_only'),)),
     Mistake("lstm_stale_da_prev", "lstm_backward",
             edits(('da_prevt = step["da_prev"]', "da_prevt = da_prevt")),
             "The hidden-state gradient carried to the previous time step is never updated: pass "
-            "the da_prev returned by lstm_cell_backward on to the step before."),
+            "the da_prev returned by lstm_cell_backward on to the step before.",
+            behaviour=(('da_next', 'upstream_only'),)),
     Mistake("lstm_stale_dc_prev", "lstm_backward",
             edits(('dc_prevt = step["dc_prev"]', "dc_prevt = dc_prevt")),
             "The cell-state gradient carried backwards through time is never updated: each "
             "step should pass the dc_prev returned by lstm_cell_backward on to the step before "
-            "it. Without it, the long-term memory path of the LSTM gets no gradient."),
+            "it. Without it, the long-term memory path of the LSTM gets no gradient.",
+            behaviour=(('dc_next', 'init'),)),
     Mistake("lstm_grads_not_accumulated", "lstm_backward",
             edits(("grads[name] += step[name]", "grads[name] = step[name]")),
             "dWf, dWi, dWc, dWo and the biases hold the gradient of a single time step. The "
             "gates share their weights across time, so sum every step's gradient (+=) instead "
-            "of keeping only the last one computed."),
+            "of keeping only the last one computed.",
+            behaviour=(('sum', 'last'),)),
     Mistake("lstm_da0_wrong", "lstm_backward",
             each(("da0 = da_prevt", "da0 = da[:, :, 0]"), ("da0 = da_prevt", "da0 = np.zeros_like(da_prevt)"),
                  ("da0 = da_prevt", "da0 = da_prevt + da[:, :, 0]")),
             "da0 is not the gradient carried out of the first time step. After the loop, the "
-            "da_prev returned by the step t = 0 is exactly the gradient of a0."),
+            "da_prev returned by the step t = 0 is exactly the gradient of a0.",
+            behaviour=(('final', 'upstream'), ('final', 'first_call'), ('final', 'plus_upstream'), ('final', 'zeros'))),
+
+    # --- added for the patterns real learners write (the codes above keep their names)
+    Mistake("rnn_uses_globals", "rnn_cell_forward", (),
+            "The function reads a weight from a variable of your notebook instead of its arguments "
+            "(parameters, or the parameters stored in the cache). In a fresh kernel that variable "
+            "does not exist; take every weight from the arguments.",
+            raises=RNN_GLOBALS, also=("rnn_forward", "rnn_cell_backward", "rnn_backward")),
+    Mistake("rnn_output_sigmoid", "rnn_cell_forward",
+            edits(("yt_pred = softmax(", "yt_pred = sigmoid(")),
+            "The prediction goes through sigmoid. It should go through softmax, which turns each "
+            "column into probabilities over the n_y classes that add up to 1."),
+    Mistake("rnn_caches_layout", "rnn_forward",
+            edits(("return a, y_pred, (caches, x)", "return a, y_pred, caches")),
+            "caches is not laid out as the backward pass expects: a tuple (list of the caches of "
+            "every step, x), built by appending each step's cache to a list.",
+            behaviour=(("caches", "layout"),)),
+    Mistake("lstm_output_missing_tanh", "lstm_cell_forward",
+            edits(("a_next = ot * np.tanh(c_next)", "a_next = ot * c_next")),
+            "a_next multiplies the output gate by the cell state itself. The cell state goes through "
+            "tanh first: a_next = ot times tanh of the new cell state."),
+    Mistake("lstm_output_sigmoid", "lstm_cell_forward",
+            edits(("yt_pred = softmax(Wy", "yt_pred = sigmoid(Wy")),
+            "The prediction goes through sigmoid. It should go through softmax, which turns each "
+            "column into probabilities over the n_y classes that add up to 1."),
+    Mistake("lstm_state_not_carried", "lstm_forward",
+            edits(("lstm_cell_forward(x[:, :, t], a_next, c_next, parameters)",
+                   "lstm_cell_forward(x[:, :, t], a0, np.zeros((n_a, m)), parameters)")),
+            "Every step starts again from the initial states instead of the hidden and cell states "
+            "the previous step returned, so the network has no memory. Keep both in variables and "
+            "update them in the loop.",
+            behaviour=(("a_prev", "init"), ("c_prev", "init"))),
+    Mistake("lstm_c0_from_a0", "lstm_forward",
+            edits(("c_next = np.zeros((n_a, m))", "c_next = a0")),
+            "The first cell state is a0. Only the hidden state starts at a0; the cell state starts "
+            "at zeros.",
+            behaviour=(("c_prev", "first:a0"),)),
+    Mistake("lstm_c_is_a", "lstm_forward",
+            edits(("c[:, :, t] = c_next", "c[:, :, t] = a_next")),
+            "c holds the hidden states. Store the cell state each step returned (c_next) in c.",
+            behaviour=(("c", "from:a_next"),)),
+    Mistake("lstm_caches_layout", "lstm_forward",
+            edits(("return a, y, c, (caches, x)", "return a, y, c, caches")),
+            "caches is not laid out as the backward pass expects: a tuple (list of the caches of "
+            "every step, x), built by appending each step's cache to a list.",
+            behaviour=(("caches", "layout"),)),
+    Mistake("rnn_dba_averaged", "rnn_cell_backward",
+            edits(("dba = np.sum(g, axis=1, keepdims=True)", "dba = np.mean(g, axis=1, keepdims=True)")),
+            "dba is averaged over the batch. Like dWax and dWaa (whose products sum over the "
+            "examples), the bias gradient is a sum over the batch."),
+    Mistake("rnn_caches_not_indexed", "rnn_backward",
+            edits(("rnn_cell_backward(da[:, :, t] + da_prevt, caches[t])", "rnn_cell_backward(da[:, :, t] + da_prevt, caches)")),
+            "rnn_cell_backward is given the whole list of caches. Unpack caches into the list and x "
+            "first, then give each step its own cache, caches[t].",
+            behaviour=(("cache", "whole"),)),
+    Mistake("rnn_grad_added_twice", "rnn_backward",
+            edits(('dWax += grads["dWax"]', 'dWax += 2 * grads["dWax"]'), ('dWaa += grads["dWaa"]', 'dWaa += 2 * grads["dWaa"]'),
+                  ('dba += grads["dba"]', 'dba += 2 * grads["dba"]')),
+            "Each step's weight gradients are added twice to the running total (for example the total "
+            "added to itself as well as the step's gradient). Add each step's gradient once.",
+            behaviour=(("sum", "twice"), ("sum", "twice_last"))),
+    Mistake("lstm_gate_derivatives_missing", "lstm_cell_backward",
+            edits(("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it"), ("dit = dc * cct * it * (1 - it)", "dit = dc * cct"),
+                  ("dft = dc * c_prev * ft * (1 - ft)", "dft = dc * c_prev"), ("dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c")),
+            "The gate gradients lack the derivative of their activation: each gate was computed as "
+            "sigmoid (or tanh for the candidate) of a weighted sum, so its gradient is multiplied by "
+            "g(1 - g) (or 1 - g²) before it reaches the weights."),
+    Mistake("lstm_db_from_dW", "lstm_cell_backward",
+            edits(("dbf = np.sum(dft, axis=1, keepdims=True)", "dbf = np.sum(dWf, axis=1, keepdims=True)"),
+                  ("dbi = np.sum(dit, axis=1, keepdims=True)", "dbi = np.sum(dWi, axis=1, keepdims=True)"),
+                  ("dbc = np.sum(dcct, axis=1, keepdims=True)", "dbc = np.sum(dWc, axis=1, keepdims=True)"),
+                  ("dbo = np.sum(dot, axis=1, keepdims=True)", "dbo = np.sum(dWo, axis=1, keepdims=True)")),
+            "The bias gradients are summed from the weight gradients. A bias adds to each example "
+            "directly, so db is the gate's gradient summed over the batch (axis 1), not a sum of dW."),
+    Mistake("lstm_dz_wrong_factor", "lstm_cell_backward",
+            edits(("dz = Wf.T @ dft + Wi.T @ dit + Wc.T @ dcct + Wo.T @ dot",
+                   "dz = dWf.T @ dft + dWi.T @ dit + dWc.T @ dcct + dWo.T @ dot")),
+            "da_prev and dxt are built from the weight gradients. The gradient flowing back to the "
+            "inputs of a gate goes through the gate's weights: the sum over gates of W.T times the "
+            "gate's gradient."),
+    Mistake("lstm_caches_not_indexed", "lstm_backward",
+            edits(("lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt, caches[t])",
+                   "lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt, caches)")),
+            "lstm_cell_backward is given the whole list of caches. Unpack caches into the list and x "
+            "first, then give each step its own cache, caches[t].",
+            behaviour=(("cache", "whole"),)),
+    Mistake("lstm_grad_added_twice", "lstm_backward",
+            edits(("grads[name] += step[name]", "grads[name] += 2 * step[name]")),
+            "Each step's weight gradients are added twice to the running total (for example the total "
+            "added to itself as well as the step's gradient). Add each step's gradient once.",
+            behaviour=(("sum", "twice"), ("sum", "twice_last"))),
+    Mistake("lstm_time_order", "lstm_backward",
+            edits(("for t in reversed(range(T_x)):", "for t in range(T_x):")),
+            "Time is walked forwards. Backpropagation through time starts at the last step and "
+            "carries the gradients back towards the first.",
+            behaviour=(("order", "reversed"),)),
 )
 
 BY_CODE = {m.code: m for m in CATALOG}
 
 
 def for_function(name):
-    return [m for m in CATALOG if m.function == name]
+    return [m for m in CATALOG if m.function == name or name in m.also]
 
 
 def variants(name):

@@ -12,6 +12,7 @@ import base64
 import dis
 import json
 import os
+import re
 import sys
 import traceback
 import types
@@ -316,7 +317,36 @@ def student_line(exc):
 
 def exception_text(exc):
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-    return f"{type(exc).__name__}" + (f": {message}" if message else "")
+    text = f"{type(exc).__name__}" + (f": {message}" if message else "")
+    removed = re.match(r"module 'numpy' has no attribute '(\w+)'", message)
+    if isinstance(exc, AttributeError) and removed and removed.group(1) in REMOVED:
+        alias = removed.group(1)
+        text += (f" (np.{alias} was removed from NumPy in version 1.24: write {REMOVED[alias]}, "
+                 f"or np.{REMOVED[alias] if REMOVED[alias] != 'str' else 'str_'}64 for a numpy type)"
+                 if alias in ("float", "int", "complex") else
+                 f" (np.{alias} was removed from NumPy in version 1.24: write {REMOVED[alias]})")
+    return text
+
+
+def syntax_problem(source, name):
+    """Where ``source`` (the cell that should define ``name``) fails to compile, with the line
+    and a caret under the place, or "" when it compiles."""
+    try:
+        compile(source, f"<cell of {name}>", "exec")
+    except SyntaxError as exc:
+        line = (exc.text or "").rstrip("\n")
+        caret = " " * max(0, (exc.offset or 1) - 1 - (len(line) - len(line.lstrip()))) + "^"
+        return (f"the cell that defines {name} does not compile: {type(exc).__name__}: {exc.msg}, "
+                f"at line {exc.lineno}:\n    {line.strip()}\n    {caret}")
+    return ""
+
+
+def _cell_of(name, namespace):
+    """The last cell this session ran that defines ``name`` (IPython keeps them in ``In``)."""
+    for source in reversed(namespace.get("In", []) or []):
+        if isinstance(source, str) and re.search(rf"^\s*def\s+{name}\s*\(", source, re.M):
+            return source
+    return None
 
 
 def data_globals(fn):
@@ -368,31 +398,57 @@ def check(name, namespace=None):
     data = _load()
     if name not in data["functions"]:
         raise CheckFailed(f"there is no exercise called {name!r}")
-    if fn is None:
+    if fn is None or callable(fn) and _cell_of(name, namespace) is not None and \
+            syntax_problem(_cell_of(name, namespace), name):
+        source = _cell_of(name, namespace)
+        problem = syntax_problem(source, name) if source else ""
+        if problem:
+            raise CheckFailed(problem[0].upper() + problem[1:] + ("\n(The " + name + " you are checking is an older "
+                              "version, from before this edit.)" if fn is not None else ""))
         raise CheckFailed(f"{name} is not defined yet: run the cell where you wrote it, "
                           f"and check that the def line still says `def {name}(...)`.")
     if not callable(fn):
         raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
     spec = data["functions"][name]
     cases = data["cases"][name]
-    outputs, failed = [], None
+    outputs, failed, findings = [], None, []
+    callee = _failing_callee(spec, namespace)
     for case in cases:
+        inputs = decode(case["inputs"])
+        recorder = _watch(spec, data, namespace, inputs)
         try:
-            got = fn(*decode(case["inputs"]))
+            got = fn(*inputs)
         except NotImplementedError:
             raise CheckFailed(f"{name} is not written yet: replace `raise NotImplementedError()` "
                               f"with your code.") from None
         except Exception as exc:
+            text = exception_text(exc)
             known = recognise(name, [], fn)
-            lines = [f"{name} raised {exception_text(exc)}{student_line(exc)}, on {case['label']}."]
+            known.update(_by_exception(data, name, text))
+            if recorder is not None:
+                known.update(_by_loop(data, name, [_findings(spec, data, inputs, None, recorder)]))
+            lines = [f"{name} raised {text}{student_line(exc)}, on {case['label']}."]
+            if callee and not known:
+                lines = [f"{name} calls {callee}, which does not pass its own check yet: fix {callee} "
+                         f"first ({name} may already be right)."] + lines
             raise CheckFailed("\n".join(lines + [f"  [{c}] {t}" for c, t in known.items()])) from None
+        finally:
+            if recorder is not None:
+                namespace[recorder.callee_name] = recorder.fn
         outputs.append(got)
+        findings.append(_findings(spec, data, inputs, got, recorder) if recorder is not None else None)
         problems, _ = compare(spec, got, decode(case["expected"]))
         if problems and failed is None:
             failed = (case, problems)
     if failed:
         case, problems = failed
-        known = recognise(name, outputs, fn)
+        known = _by_loop(data, name, findings)
+        if not known and callee:
+            raise CheckFailed(f"{name} does not give the expected values, but it calls {callee}, which "
+                              f"does not pass its own check yet. Fix {callee} first: {name} may "
+                              f"already be right (the way it drives {callee} looks right).")
+        if not known:
+            known = recognise(name, outputs, fn)
         lines = [f"{name} is not right yet."]
         if known:
             lines.append("This looks like a mistake many learners make:")
@@ -402,12 +458,51 @@ def check(name, namespace=None):
         lines += [f"  - {p}" for p in problems[:most]]
         if len(problems) > most:
             lines.append(f"  ... and {len(problems) - most} more.")
-        callee = _failing_callee(spec, namespace)
+        loop = unexplained(findings) if not known else []
+        if loop:
+            lines.append("How it drives its cell:")
+            lines += [f"  - {t}" for t in loop[:3]]
         if callee:
             lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
-                         f"Fix {callee} first: {name} may already be right.")
+                         f"Fix {callee} first.")
         raise CheckFailed("\n".join(lines))
     print(f"✓ {name}: all checks passed ({len(cases)} examples).")
+
+
+def _watch(spec, data, namespace, inputs):
+    """Put a Recorder in place of the cell a sequence function calls (the learner's own)."""
+    p = spec.get("protocol")
+    cell = namespace.get(p["callee"]) if p else None
+    if not callable(cell) or isinstance(cell, Recorder):
+        return None
+    recorder = Recorder(cell, data["functions"][p["callee"]]["args"], spec["args"], inputs)
+    recorder.callee_name = p["callee"]
+    namespace[p["callee"]] = recorder
+    return recorder
+
+
+def _findings(spec, data, inputs, got, recorder):
+    try:
+        return protocol(spec, data["functions"], dict(zip(spec["args"], inputs)), got, recorder.calls)
+    except Exception:   # a loop shaped in a way the analysis did not foresee: say nothing of it
+        return None
+
+
+def _by_loop(data, name, findings):
+    behaviours = data.get("behaviours", {}).get(name, [])
+    codes = by_protocol(data["functions"][name], behaviours, findings)
+    words = {b["code"]: b["feedback"] for b in behaviours}
+    return {code: words[code] for code in codes}
+
+
+REMOVED = {"float": "float", "int": "int", "bool": "bool", "object": "object", "complex": "complex",
+           "str": "str", "long": "int", "unicode": "str"}
+
+
+def _by_exception(data, name, text):
+    """Known mistakes an exception's text proves (a weight read from the notebook's variables)."""
+    import re
+    return {r["code"]: r["feedback"] for r in data.get("raises", {}).get(name, []) if re.search(r["pattern"], text)}
 
 
 def _failing_callee(spec, namespace):
@@ -426,3 +521,326 @@ def _failing_callee(spec, namespace):
             return callee
     return None
 
+
+
+# --- Watching a sequence function call its cell ---------------------------------------------
+#
+# A sequence function (rnn_forward, lstm_backward, ...) is a loop around a cell. Handing it a
+# recording cell shows what it does at each step, whatever its code looks like: which slice
+# and which state it passes, in which order the steps run, and how what it returns relates to
+# what the cell returned. The cell is the course's own in the grader, the learner's own in the
+# checks: either way the loop is judged against what the cell really returned.
+
+class Ref:
+    """An argument that is one of the function's own inputs (or an item of one), by identity."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __repr__(self):
+        return self.path
+
+
+def _identities(names, inputs):
+    """id -> path for each input and the items of its tuples and lists (two levels)."""
+    known = {}
+    for name, value in zip(names, inputs):
+        stack = [(name, value, 0)]
+        while stack:
+            path, obj, depth = stack.pop()
+            known.setdefault(id(obj), path)
+            if isinstance(obj, (tuple, list)) and depth < 2 and len(obj) <= 1000:
+                stack += [(f"{path}[{i}]", item, depth + 1) for i, item in enumerate(obj)]
+    return known
+
+
+def _snapshot(x, _depth=0):
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, (tuple, list)) and _depth < 4 and len(x) <= 1000:
+        return type(x)(_snapshot(v, _depth + 1) for v in x)
+    if isinstance(x, dict) and _depth < 4:
+        return {k: _snapshot(v, _depth + 1) for k, v in x.items()}
+    return x
+
+
+class Recorder:
+    """Stands in for the cell ``fn``: passes every call on and keeps a copy of its arguments
+    (or, for the function's own inputs, a Ref) and of what it returned, at that moment."""
+
+    def __init__(self, fn, arg_names, input_names, inputs, limit=1000):
+        self.fn, self.arg_names, self.limit, self.calls = fn, list(arg_names), limit, []
+        self.known = _identities(input_names, inputs)
+        self.__name__ = getattr(fn, "__name__", "cell")
+
+    def __call__(self, *args, **kwargs):
+        named = list(args) + [kwargs[n] for n in self.arg_names[len(args):] if n in kwargs]
+        entry = {"args": [Ref(self.known[id(a)]) if id(a) in self.known and not isinstance(a, dict)
+                          else _snapshot(a) for a in named]}
+        if len(self.calls) < self.limit:
+            self.calls.append(entry)
+        result = self.fn(*args, **kwargs)
+        entry["result"] = _snapshot(result)
+        return result
+
+
+def encode_calls(calls):
+    return [{"args": [{"ref": a.path} if isinstance(a, Ref) else encode(a) for a in c["args"]],
+             "result": encode(c.get("result"))} for c in calls]
+
+
+def decode_calls(nodes):
+    return [{"args": [Ref(str(a["ref"])) if "ref" in a else decode(a) for a in c["args"]],
+             "result": decode(c["result"])} for c in nodes]
+
+
+def _close(a, b):
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+            and a.dtype.kind in "biuf" and np.allclose(a, b, rtol=RTOL, atol=ATOL))
+
+
+def _field(result, spec_out, name):
+    """A named item of a cell's result (a tuple in order, or a dict)."""
+    if isinstance(result, dict):
+        return result.get(name)
+    if isinstance(result, (tuple, list)) and name in spec_out and len(result) == len(spec_out):
+        return result[spec_out.index(name)]
+    return None
+
+
+def _resolve(ref, inputs):
+    """The value a Ref path such as ``caches[0][3]`` names among the inputs."""
+    head, *index = ref.path.replace("]", "").split("[")
+    value = inputs.get(head)
+    for i in index:
+        value = value[int(i)]
+    return value
+
+
+def protocol(spec, cells, inputs, got, calls):
+    """What the loop did, aspect by aspect: {aspect: (label, detail)}. Labels: "ok", a named
+    behaviour (e.g. "upstream_only", "last"), or "unknown". ``spec`` is the sequence
+    function's, ``cells`` maps a function's name to its spec, ``inputs`` maps argument names
+    to values. None when the function never called its cell."""
+    p = spec.get("protocol")
+    if not p or not calls:
+        return None
+    cell = cells[p["callee"]]
+    source, axis = p["steps_from"]
+    T = np.shape(inputs[source])[axis]
+    found = {}
+    steps = []
+    for call in calls:
+        args = dict(zip(cell["args"], call["args"]))
+        steps.append(_which_step(p, args, inputs, T))
+    if any(s == "whole" for s in steps):
+        found["cache"] = ("whole", f"{p['callee']} was given the whole list of caches, not the cache of one step")
+        return found
+    expected = list(reversed(range(T))) if p["reverse"] else list(range(T))
+    if steps == expected:
+        found["order"] = ("ok", "")
+    elif steps == expected[::-1] and T > 1:
+        found["order"] = ("reversed", f"the steps ran in the order t = {', '.join(map(str, steps[:6]))}")
+    elif len(steps) != T:
+        found["order"] = ("count", f"{p['callee']} was called {len(steps)} times for {T} time steps")
+    else:
+        found["order"] = ("unknown", f"the calls handled the steps t = {', '.join(map(str, steps[:8]))}")
+    for role in p["args"]:
+        if "carry" in role:
+            found[role["name"]] = _carried(role, cell, inputs, calls, steps)
+    if got is not None:
+        for name, (how, field) in p["outputs"].items():
+            value = _field(got, spec["outputs"], name)
+            if value is not None:
+                found[name] = _returned(how, field, value, cell, inputs, calls, steps, p, name)
+                # a final value of zeros is what a carried gradient never updated leaves behind
+                stale = [r["name"] for r in p["args"] if r.get("carry") == field
+                         and found.get(r["name"], ("ok",))[0] in ("upstream_only", "init")]
+                if how == "final" and found[name][0] == "zeros" and stale:
+                    found[name] = ("ok", "")
+    return found
+
+
+def _which_step(p, args, inputs, T):
+    for role in p["args"]:
+        value = args.get(role["name"])
+        if "slice" in role:
+            whole = inputs[role["slice"]]
+            for t in range(T):
+                if _close(value, whole[:, :, t]):
+                    return t
+            return None
+        if "item" in role:
+            if isinstance(value, Ref):
+                parts = value.path.replace("]", "").split("[")
+                if parts[0] == role["item"] and len(parts) == 3 and parts[1] == "0":
+                    return int(parts[2])
+                if parts[0] == role["item"]:
+                    return "whole"
+                return None
+            steps = inputs[role["item"]][0]
+            for t, cache in enumerate(steps):
+                if _same(value, cache):
+                    return t
+            return "whole" if isinstance(value, (tuple, list)) and len(value) in (2, len(steps)) \
+                and not isinstance(value[0], np.ndarray) else None
+    return None
+
+
+def _carried(role, cell, inputs, calls, steps):
+    """How an argument carried from step to step was formed, e.g. ("upstream_only", ""):
+    the label that explains every call; "first:<label>" when only the first call is off."""
+    name, carry = role["name"], role["carry"]
+    init = inputs.get(role["init"])
+    first, later = None, []
+    for k, call in enumerate(calls):
+        value = dict(zip(cell["args"], call["args"])).get(name)
+        if isinstance(value, Ref):
+            value = _resolve(value, inputs)
+        t = steps[k] if isinstance(steps[k], int) else None
+        if not isinstance(value, np.ndarray):
+            return ("unknown", f"the {name} passed at step {t} is not an array")
+        up = inputs[role["upstream"]][:, :, t] if role.get("upstream") and t is not None else None
+        base = up if up is not None else 0
+        start = init if init is not None else np.zeros(value.shape)
+        prev = start if k == 0 else _field(calls[k - 1].get("result"), cell["outputs"], carry)
+        if not isinstance(prev, np.ndarray):
+            return ("unknown", "")
+        if k == 0:
+            options = {"ok": base + start, "zeros": base + np.zeros(value.shape)}
+            if role.get("alt_init") in inputs:
+                options[role["alt_init"]] = base + inputs[role["alt_init"]]
+            if up is not None:
+                options["carry_only"] = start
+        else:
+            options = {"ok": base + prev, "init": base + start, "twice": base + 2 * prev}
+            if up is not None:
+                options.update(upstream_only=up, carry_only=prev)
+        matching = {label for label, v in options.items() if _close(value, np.asarray(v, dtype=float))}
+        if k == 0:
+            first = "ok" if "ok" in matching else (sorted(matching)[0] if matching else "unknown")
+        else:
+            later.append(matching)
+    if later and not all("ok" in m for m in later):
+        common = set.intersection(*later) - {"ok"}
+        for label in ("upstream_only", "carry_only", "init", "twice"):
+            if label in common:
+                return (label, "")
+        bad = [steps[k + 1] for k, m in enumerate(later) if "ok" not in m][:6]
+        return ("unknown", f"the {name} passed at step t = {', '.join(map(str, bad))} is not "
+                           f"{'da[:, :, t] plus ' if role.get('upstream') else ''}the {carry} the previous call returned")
+    if first in ("carry_only",):   # what the later calls would show, seen on the only call
+        return (first, "")
+    if first not in (None, "ok"):
+        return ("first:" + first, "" if first != "unknown" else f"the {name} passed at the first step is not {role['init']}")
+    return ("ok", "")
+
+
+def _returned(how, field, value, cell, inputs, calls, steps, p, name):
+    """How a returned value relates to what the cell returned at each step."""
+    results = [c.get("result") for c in calls]
+    if any(r is None for r in results):
+        return ("unknown", "")
+    per = [_field(r, cell["outputs"], field) for r in results]
+    if how != "caches" and any(not isinstance(v, np.ndarray) for v in per):
+        return ("unknown", "")
+    if how == "stack":
+        if not isinstance(value, np.ndarray) or value.ndim != 3 or any(not isinstance(s, int) for s in steps) \
+                or value.shape[2] <= max(steps):
+            return ("unknown", "")
+        for other in [field] + [o for o in cell["outputs"] if o != field]:
+            vals = [_field(r, cell["outputs"], other) for r in results]
+            if all(isinstance(v, np.ndarray) and v.shape == value.shape[:2] for v in vals) and \
+                    all(_close(value[:, :, t], v) for t, v in zip(steps, vals)):
+                return ("ok", "") if other == field else (
+                    "from:" + other, f"{name}[:, :, t] holds the {other} of step t, not its {field}")
+        if value.shape[:2] != per[0].shape:
+            return ("unknown", "")
+        bad = [t for t, v in zip(steps, per) if not _close(value[:, :, t], v)]
+        return ("unknown", f"{name}[:, :, t] is not the {field} returned for step t, at t = "
+                           f"{', '.join(map(str, sorted(bad)[:8]))}")
+    if how == "final":
+        options = {"ok": per[-1], "first_call": per[0]}
+        up = p["args"][0].get("upstream")
+        if up:
+            first_step = inputs[up][:, :, min(s for s in steps if isinstance(s, int))] if all(
+                isinstance(s, int) for s in steps) else None
+            if first_step is not None:
+                options["upstream"] = first_step
+                options["plus_upstream"] = per[-1] + first_step
+        options["zeros"] = np.zeros_like(per[-1])
+        for label, v in options.items():
+            if _close(value, v) and (label == "ok" or not _close(v, per[-1])):
+                return (label, "")
+        return ("unknown", f"{name} is not the {field} returned by the last call")
+    if how == "sum":
+        total = sum(per)
+        options = {"ok": total, "last": per[-1], "first": per[0], "twice": 2 * total,
+                   "twice_last": total + per[-1], "mean": total / len(per)}
+        for label, v in options.items():
+            if _close(value, v) and (label == "ok" or not _close(v, total)):
+                return (label, "")
+        return ("unknown", f"{name} is not the sum over the steps of the {field} the calls returned")
+    if how == "caches":
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
+            return ("layout", f"{name} should be a tuple (list of the caches of every step, x)")
+        items = value[0]
+        caches = [_field(r, cell["outputs"], field) for r in results]
+        if len(items) != len(caches):
+            return ("layout", f"{name}[0] holds {len(items)} caches for {len(caches)} steps")
+        if all(_same(a, b) for a, b in zip(items, caches)):
+            return ("ok", "")
+        if all(isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) for a, b in zip(items, caches)):
+            return ("changed", f"the caches in {name} no longer hold what {p['callee']} returned: "
+                               "a value stored in them was changed afterwards")
+        return ("layout", f"{name}[0] does not hold the caches {p['callee']} returned, one per step")
+    return ("unknown", "")
+
+
+def _aspect_of(spec, aspect):
+    """The aspects a behaviour's aspect names: "sum" and "final" stand for every returned value
+    of that kind, anything else for itself."""
+    outputs = spec.get("protocol", {}).get("outputs", {})
+    if aspect in ("sum", "final", "stack"):
+        return [name for name, (how, _) in outputs.items() if how == aspect]
+    return [aspect]
+
+
+def by_protocol(spec, behaviours, findings):
+    """Codes whose behaviour every case agrees with: seen in at least one case, and in no case
+    contradicted by another wrong label of the same aspect. ``behaviours`` are
+    {"code", "aspect", "label"} ("*" for any wrong label); ``findings`` one protocol() per case."""
+    findings = [f for f in findings if f]
+    p = spec.get("protocol", {})
+    # a carried gradient never updated leaves zeros in what is returned from it, in every case
+    for role in p.get("args", ()):
+        if role.get("carry") and any(f.get(role["name"], ("ok",))[0] in ("upstream_only", "init") for f in findings):
+            for name, (how, field) in p.get("outputs", {}).items():
+                if how == "final" and field == role["carry"]:
+                    findings = [dict(f, **{name: ("ok", "")}) if f.get(name, ("ok",))[0] == "zeros" else f
+                                for f in findings]
+    named = []
+    for b in behaviours:
+        seen = contradicted = False
+        for f in findings:
+            for aspect in _aspect_of(spec, b["aspect"]):
+                label = f.get(aspect, ("ok", ""))[0]
+                if label == "ok":
+                    continue
+                if b["label"] in (label, "*") or label == "first:" + b["label"]:
+                    seen = True
+                elif label != "unknown":
+                    contradicted = True
+        if seen and not contradicted and b["code"] not in named:
+            named.append(b["code"])
+    return named
+
+
+def unexplained(findings, explained_aspects=()):
+    """Sentences for the aspects that are wrong in a way no behaviour names, first case first."""
+    lines = []
+    for f in findings:
+        for aspect, (label, detail) in (f or {}).items():
+            if label != "ok" and aspect not in explained_aspects and detail and detail not in lines:
+                lines.append(detail)
+    return lines

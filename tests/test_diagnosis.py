@@ -1,0 +1,126 @@
+"""Diagnosis by behaviour: the mistake is named from what the code does (how a loop drives its
+cell, which exception a function raises, which cell fails to compile), not from one spelling
+of it. Each fixture below is a way real learners write the mistake, in several spellings."""
+import inspect
+
+import numpy as np
+import pytest
+
+from assignments.grading import local
+
+HEAD = '''
+def lstm_backward(da, caches):
+    (caches, x) = caches
+    (a1, c1, a0, c0, f1, i1, cc1, o1, x1, parameters) = caches[0]
+    n_a, m, T_x = da.shape
+    n_x, m = x1.shape
+    dx = np.zeros((n_x, m, T_x))
+    da_prevt = np.zeros((n_a, m))
+    dc_prevt = np.zeros((n_a, m))
+    g = {k: np.zeros_like(parameters[k[1:]]) for k in ("dWf", "dWi", "dWc", "dWo", "dbf", "dbi", "dbc", "dbo")}
+    for t in reversed(range(T_x)):
+'''
+TAIL = '''
+        dx[:, :, t] = gradients["dxt"]
+        for k in g:
+            g[k] += gradients[k]
+    da0 = gradients["da_prev"]
+    return dict(dx=dx, da0=da0, **g)
+'''
+# The most common real bug: the carried gradients are never what the previous step returned.
+STALE_LOOPS = {
+    "never_updated": "        gradients = lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt, caches[t])",
+    "updated_not_added": ("        gradients = lstm_cell_backward(da[:, :, t], dc_prevt * 0, caches[t])\n"
+                          "        da_prevt = gradients['da_prev']\n        dc_prevt = gradients['dc_prev']"),
+    "reset_in_loop": ("        da_prevt = np.zeros((n_a, m))\n        dc_prevt = np.zeros((n_a, m))\n"
+                      "        gradients = lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt, caches[t])"),
+    "fed_da_alone": "        gradients = lstm_cell_backward(da[:, :, t], np.zeros((n_a, m)), caches[t])",
+}
+
+
+def namespace(assignment, *sources):
+    ns = {"np": np}
+    exec(inspect.getsource(assignment.reference), ns)
+    for s in sources:
+        exec(s, ns)
+    return ns
+
+
+def check_says(module, name, ns):
+    try:
+        module.check(name, ns)
+    except module.CheckFailed as exc:
+        return str(exc)
+    return "passed"
+
+
+@pytest.mark.parametrize("spelling", sorted(STALE_LOOPS))
+def test_stale_carried_gradients_are_named(assignment, release_checks_module, spelling):
+    ns = namespace(assignment, HEAD + STALE_LOOPS[spelling] + TAIL)
+    v = local.judge_all(assignment, ns, ["lstm_backward"])["lstm_backward"]
+    assert v.diagnoses == ["lstm_stale_da_prev", "lstm_stale_dc_prev"], v.feedback
+    said = check_says(release_checks_module, "lstm_backward", ns)
+    assert "[lstm_stale_da_prev]" in said and "[lstm_stale_dc_prev]" in said, said
+
+
+def test_weights_from_notebook_globals_are_named(assignment, release_checks_module):
+    src = inspect.getsource(assignment.reference.lstm_cell_backward).replace(
+        'Wf, Wi, Wc, Wo = parameters["Wf"], parameters["Wi"], parameters["Wc"], parameters["Wo"]', "pass")
+    ns = namespace(assignment, src)
+    v = local.judge_all(assignment, ns, ["lstm_cell_backward"])["lstm_cell_backward"]
+    assert v.diagnoses == ["lstm_uses_globals"] and v.score == 0
+    assert "[lstm_uses_globals]" in check_says(release_checks_module, "lstm_cell_backward", ns)
+    fwd = inspect.getsource(assignment.reference.rnn_cell_forward).replace('Wax, Waa, Wya = parameters["Wax"], '
+                                                                            'parameters["Waa"], parameters["Wya"]', "")
+    ns = namespace(assignment, fwd)
+    assert local.judge_all(assignment, ns, ["rnn_cell_forward"])["rnn_cell_forward"].diagnoses == ["rnn_uses_globals"]
+
+
+def test_a_correct_caller_over_a_broken_cell_is_sent_to_the_cell(assignment, release_checks_module):
+    broken = assignment.mistakes.mutant_source("lstm_cell_backward", ("lstm_dc_prev_missing_da_term",))
+    ns = namespace(assignment, broken)
+    said = check_says(release_checks_module, "lstm_backward", ns)
+    assert "Fix lstm_cell_backward first" in said and "[" not in said, said
+    assert local.judge_all(assignment, ns, ["lstm_backward"])["lstm_backward"].passed   # judged with a correct cell
+
+
+def test_a_cell_that_does_not_compile_shows_its_line(release_checks_module, assignment):
+    ns = namespace(assignment)
+    del ns["rnn_forward"]
+    ns["In"] = ["", "def rnn_forward(x, a0, parameters):\n    a = np.zeros((3, 4)\n    return a\n"]
+    said = check_says(release_checks_module, "rnn_forward", ns)
+    assert "does not compile" in said and "line 2" in said and "^" in said, said
+
+
+def test_removed_numpy_names_are_explained(release_checks_module, assignment):
+    src = inspect.getsource(assignment.reference.rnn_cell_forward).replace("a_next = np.tanh(", "a_next = np.float(1) * np.tanh(")
+    said = check_says(release_checks_module, "rnn_cell_forward", namespace(assignment, src))
+    assert "removed from NumPy" in said, said
+
+
+def test_an_all_zero_output_earns_no_partial_credit(assignment):
+    stub = '''
+def lstm_backward(da, caches):
+    (caches, x) = caches
+    n_a, m, T_x = da.shape
+    p = caches[0][9]
+    out = {"dx": np.zeros((x.shape[0], m, T_x)), "da0": np.zeros((n_a, m))}
+    out.update({"d" + k: np.zeros_like(p[k]) for k in ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")})
+    return out
+'''
+    v = local.judge_all(assignment, namespace(assignment, stub), ["lstm_backward"])["lstm_backward"]
+    assert v.score == 0, v.feedback
+
+
+def test_every_catalogued_variant_is_named_alone(assignment):
+    """The catalog's own variants (exact edits of the reference), through protocol and outputs."""
+    wrong = []
+    for m in assignment.mistakes.CATALOG:
+        if m.detector:
+            continue
+        for i in range(len(m.variants)):
+            ns = namespace(assignment, assignment.mistakes.mutant_source(m.function, ((m.code, i),)))
+            v = local.judge_all(assignment, ns, [m.function])[m.function]
+            if v.passed or v.diagnoses != [m.code]:
+                wrong.append((m.code, i, v.diagnoses))
+    assert wrong == []
