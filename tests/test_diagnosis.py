@@ -124,3 +124,33 @@ def test_every_catalogued_variant_is_named_alone(assignment):
             if v.passed or v.diagnoses != [m.code]:
                 wrong.append((m.code, i, v.diagnoses))
     assert wrong == []
+
+
+def cell_with(assignment, *edits):
+    source = inspect.getsource(assignment.reference.lstm_cell_backward)
+    for old, new in edits:
+        assert old in source
+        source = source.replace(old, new)
+    return source
+
+
+@pytest.mark.parametrize("edits,codes", [
+    # the c gate's columns wrong in dxt, spelled with the input size
+    ([("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct")], ["lstm_dxt_wrong_slice"]),
+    # two gates' columns wrong
+    ([("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"), ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")],
+     ["lstm_dxt_wrong_slice"]),
+    # every gate's derivative factor missing
+    ([("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it"), ("dit = dc * cct * it * (1 - it)", "dit = dc * cct"),
+      ("dft = dc * c_prev * ft * (1 - ft)", "dft = dc * c_prev"), ("dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c")],
+     ["lstm_gate_derivatives_missing"]),
+    # a mistake in the biases and one in the candidate's derivative: different outputs each
+    ([("dbo = np.sum(dot, axis=1, keepdims=True)", "dbo = np.sum(dWo, axis=1, keepdims=True)"),
+      ("dbf = np.sum(dft, axis=1, keepdims=True)", "dbf = np.sum(dWf, axis=1, keepdims=True)"),
+      ("dc_prev = dc * ft", "dc_prev = dc_next * ft")],
+     ["lstm_db_from_dW", "lstm_dc_prev_missing_da_term"]),
+])
+def test_cell_mistakes_are_named_output_by_output(assignment, edits, codes):
+    ns = namespace(assignment, cell_with(assignment, *edits))
+    v = local.judge_all(assignment, ns, ["lstm_cell_backward"])["lstm_cell_backward"]
+    assert not v.passed and v.diagnoses == codes, v.feedback

@@ -205,12 +205,47 @@ class Judge:
         singles = [p for p in self.a.mistakes.variants(name) if self._matches(name, (p,), outcomes)]
         if singles:
             return sorted(codes | {code for code, _ in singles})
+        # output by output: mistakes in different outputs (one gate here, a bias there) are
+        # each proved by the outputs they reproduce exactly
+        wrong = set().union(*(o.wrong for o in outcomes))
+        explained, found = set(), set()
+        for p in self.a.mistakes.variants(name):
+            shown = self._explained_outputs(name, (p,), outcomes, wrong)
+            if shown:
+                explained |= shown
+                found.add(p[0])
+        if explained == wrong:
+            return sorted(codes | found)
         partial = [p for p in self.a.mistakes.variants(name) if self._explains(name, p, outcomes)]
-        for pair in self.a.mistakes.pairs(name, first=partial)[:PAIR_BUDGET]:
+        for pair in self.a.mistakes.pairs(name, first=partial, same_code=True)[:PAIR_BUDGET]:
             if self._matches(name, pair, outcomes):
-                codes |= {code for code, _ in pair}
+                return sorted(codes | {code for code, _ in pair})
+            shown = self._explained_outputs(name, pair, outcomes, wrong - explained)
+            if shown:
+                explained |= shown
+                found |= {code for code, _ in pair}
+            if explained == wrong:
                 break
-        return sorted(codes)
+        return sorted(codes | found)
+
+    def _explained_outputs(self, name, picks, outcomes, wrong):
+        """The wrong outputs that these variants reproduce exactly on every case, provided the
+        variants change no output the learner got right (and reproduce something non-zero)."""
+        spec, ex = self.a.spec(name), self.a.BY_NAME[name]
+        same, nonzero = set(wrong), set()
+        for i, o in enumerate(outcomes):
+            mutant = self.expected(name, i, picks)
+            if mutant is None:
+                return set()
+            changed = self.a.checks.compare(spec, mutant, self.expected(name, i), show_values=False)[1]
+            if not changed <= wrong:
+                return set()
+            differs = self.a.checks.compare(spec, o.got, mutant, show_values=False)[1]
+            same &= changed - differs
+            nonzero |= {out for out in same if not _all_zero(_item(mutant, ex, out))}
+            if not same:
+                return set()
+        return same & nonzero
 
     def findings(self, name, outcomes):
         """What each case's recorded calls show about the loop (rnn_checks.protocol), or []."""

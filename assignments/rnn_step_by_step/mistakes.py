@@ -65,15 +65,33 @@ def _cache_swaps():
     return tuple(variants)
 
 
+GATE_GRADS = {"f": "dft", "i": "dit", "c": "dcct", "o": "dot"}
+DB_FROM_DW = tuple((f"db{g} = np.sum({d}, axis=1, keepdims=True)", f"db{g} = np.sum(dW{g}, axis=1, keepdims=True)")
+                   for g, d in GATE_GRADS.items())
+
+
+def _term(block, gate):
+    return f"W{gate}[:, {block}].T @ {GATE_GRADS[gate]}"
+
+
 def _missing_gate_terms():
-    """One gate's term left out of both input gradients, or of da_prev only, or dxt only."""
-    terms = {"f": "Wf.T @ dft", "i": "Wi.T @ dit", "c": "Wc.T @ dcct", "o": "Wo.T @ dot"}
-    full = "dz = Wf.T @ dft + Wi.T @ dit + Wc.T @ dcct + Wo.T @ dot"
+    """One gate's term left out of da_prev, of dxt, or of both."""
     variants = []
-    for term in terms.values():
-        variants.append(((full, full.replace(" + " + term, "").replace(term + " + ", "")),))
-        variants.append((("da_prev = dz[:n_a]", f"da_prev = dz[:n_a] - ({term})[:n_a]"),))
-        variants.append((("dxt = dz[n_a:]", f"dxt = dz[n_a:] - ({term})[n_a:]"),))
+    for gate in "fico":
+        for block in (":n_a", "n_a:"):
+            variants.append(((" + " + _term(block, gate), ""),) if gate != "f" else ((_term(block, gate) + " + ", ""),))
+        both = tuple(((" + " + _term(b, gate), "") if gate != "f" else (_term(b, gate) + " + ", "")) for b in (":n_a", "n_a:"))
+        variants.append(both)
+    return tuple(variants)
+
+
+def _wrong_blocks():
+    """dxt (or da_prev) built from the wrong columns of one gate's weights, or of every gate's."""
+    variants = []
+    for block, wrong in (("n_a:", ":xt.shape[0]"), (":n_a", "-n_a:")):
+        for gate in "fico":
+            variants.append(((_term(block, gate), _term(wrong, gate)),))
+        variants.append(tuple((_term(block, g), _term(wrong, g)) for g in "fico"))
     return tuple(variants)
 
 
@@ -191,8 +209,7 @@ CATALOG = (
             "the next step. The total cell-state gradient, dc_next plus the path through a_next, "
             "flows into the candidate, update and forget gates."),
     Mistake("lstm_dxt_wrong_slice", "lstm_cell_backward",
-            each(("dxt = dz[n_a:]", "dxt = dz[:xt.shape[0]]"), ("da_prev = dz[:n_a]", "da_prev = dz[-n_a:]"))
-            + edits(("dxt = dz[n_a:]", "dxt = dz[:xt.shape[0]]"), ("da_prev = dz[:n_a]", "da_prev = dz[xt.shape[0]:]")),
+            _wrong_blocks(),
             "dxt or da_prev comes from the wrong block of the weights. The gates multiply "
             "[a_prev; xt]: the first n_a columns of each W act on a_prev, the rest on xt."),
     Mistake("lstm_da_prev_missing_gate", "lstm_cell_backward", _missing_gate_terms(),
@@ -309,15 +326,11 @@ CATALOG = (
             "sigmoid (or tanh for the candidate) of a weighted sum, so its gradient is multiplied by "
             "g(1 - g) (or 1 - g²) before it reaches the weights."),
     Mistake("lstm_db_from_dW", "lstm_cell_backward",
-            edits(("dbf = np.sum(dft, axis=1, keepdims=True)", "dbf = np.sum(dWf, axis=1, keepdims=True)"),
-                  ("dbi = np.sum(dit, axis=1, keepdims=True)", "dbi = np.sum(dWi, axis=1, keepdims=True)"),
-                  ("dbc = np.sum(dcct, axis=1, keepdims=True)", "dbc = np.sum(dWc, axis=1, keepdims=True)"),
-                  ("dbo = np.sum(dot, axis=1, keepdims=True)", "dbo = np.sum(dWo, axis=1, keepdims=True)")),
+            edits(*DB_FROM_DW) + each(*DB_FROM_DW),
             "The bias gradients are summed from the weight gradients. A bias adds to each example "
             "directly, so db is the gate's gradient summed over the batch (axis 1), not a sum of dW."),
     Mistake("lstm_dz_wrong_factor", "lstm_cell_backward",
-            edits(("dz = Wf.T @ dft + Wi.T @ dit + Wc.T @ dcct + Wo.T @ dot",
-                   "dz = dWf.T @ dft + dWi.T @ dit + dWc.T @ dcct + dWo.T @ dot")),
+            edits(*[(_term(b, g), "d" + _term(b, g)) for b in (":n_a", "n_a:") for g in "fico"]),
             "da_prev and dxt are built from the weight gradients. The gradient flowing back to the "
             "inputs of a gate goes through the gate's weights: the sum over gates of W.T times the "
             "gate's gradient."),
@@ -373,10 +386,11 @@ def mutant(function, picks):
     return namespace[function]
 
 
-def pairs(function, first=None):
-    """Pairs of variants of two different mistakes; those involving ``first`` variants first."""
+def pairs(function, first=None, same_code=False):
+    """Pairs of variants of two different mistakes (or, with ``same_code``, also two variants
+    of one: the same slip made in two gates); those involving ``first`` variants first."""
     found = variants(function)
-    all_pairs = [(a, b) for a, b in itertools.combinations(found, 2) if a[0] != b[0]]
+    all_pairs = [(a, b) for a, b in itertools.combinations(found, 2) if same_code or a[0] != b[0]]
     first = set(first or ())
     return sorted(all_pairs, key=lambda p: not (p[0] in first or p[1] in first))
 

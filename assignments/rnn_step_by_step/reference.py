@@ -126,9 +126,8 @@ def lstm_cell_backward(da_next, dc_next, cache):
     dbi = np.sum(dit, axis=1, keepdims=True)
     dbc = np.sum(dcct, axis=1, keepdims=True)
     dbo = np.sum(dot, axis=1, keepdims=True)
-    dz = Wf.T @ dft + Wi.T @ dit + Wc.T @ dcct + Wo.T @ dot
-    da_prev = dz[:n_a]
-    dxt = dz[n_a:]
+    da_prev = Wf[:, :n_a].T @ dft + Wi[:, :n_a].T @ dit + Wc[:, :n_a].T @ dcct + Wo[:, :n_a].T @ dot
+    dxt = Wf[:, n_a:].T @ dft + Wi[:, n_a:].T @ dit + Wc[:, n_a:].T @ dcct + Wo[:, n_a:].T @ dot
     dc_prev = dc * ft
     return {"dxt": dxt, "da_prev": da_prev, "dc_prev": dc_prev,
             "dWf": dWf, "dbf": dbf, "dWi": dWi, "dbi": dbi,
