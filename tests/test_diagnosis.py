@@ -154,3 +154,19 @@ def test_cell_mistakes_are_named_output_by_output(assignment, edits, codes):
     ns = namespace(assignment, cell_with(assignment, *edits))
     v = local.judge_all(assignment, ns, ["lstm_cell_backward"])["lstm_cell_backward"]
     assert not v.passed and v.diagnoses == codes, v.feedback
+
+
+def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_checks_module, capsys):
+    """Prints the slowest students' check over every catalogued variant (the budget is 50 ms;
+    timed assertions flake, so it is printed, not asserted)."""
+    import time
+    worst = (0.0, "")
+    for m in assignment.mistakes.CATALOG:
+        for i in range(len(m.variants)):
+            ns = namespace(assignment, assignment.mistakes.mutant_source(m.function, ((m.code, i),)))
+            start = time.perf_counter()
+            said = check_says(release_checks_module, m.function, ns)
+            worst = max(worst, (time.perf_counter() - start, f"{m.code}[{i}]"))
+            assert said != "passed"
+    with capsys.disabled():
+        print(f"\n[measure] slowest students' check on a wrong function: {worst[0] * 1000:.0f} ms ({worst[1]})")

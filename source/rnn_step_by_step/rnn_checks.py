@@ -268,7 +268,11 @@ def fingerprint(wrong, right):
 def matches(got, right, print_):
     """Does ``got`` differ from ``right`` exactly as the fingerprint ``print_`` says?"""
     a, b = dict(leaves(got)), dict(leaves(right))
-    if sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p))) != print_["paths"]:
+    return _same_print(a, sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p))), print_)
+
+
+def _same_print(a, paths, print_):
+    if paths != print_["paths"]:
         return False
     for s in print_["samples"]:
         v = a.get(s["path"])
@@ -283,9 +287,13 @@ def recognise(name, outputs, fn=None):
     """Known mistakes that explain ``outputs`` (one per stored case), fewest codes first."""
     data = _load()
     named = []
+    # how each output differs from the expected one, worked out once for every known mistake
+    seen = []
+    for got, case in zip(outputs, data["cases"][name]):
+        a, b = dict(leaves(got)), dict(leaves(decode(case["expected"])))
+        seen.append((a, sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p)))))
     for known in data.get("mistakes", {}).get(name, []) if outputs else []:
-        if all(matches(got, decode(case["expected"]), p)
-               for got, case, p in zip(outputs, data["cases"][name], known["cases"])):
+        if all(_same_print(a, paths, p) for (a, paths), p in zip(seen, known["cases"])):
             named.append(known)
     if named:
         fewest = min(len(k["codes"]) for k in named)
