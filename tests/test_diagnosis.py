@@ -160,6 +160,7 @@ def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_check
     """Prints the slowest students' check over every catalogued variant (the budget is 50 ms;
     timed assertions flake, so it is printed, not asserted)."""
     import time
+    release_checks_module._load()   # once per session: reading check_data.json (about 20 ms)
     worst = (0.0, "")
     for m in assignment.mistakes.CATALOG:
         for i in range(len(m.variants)):
@@ -170,3 +171,10 @@ def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_check
             assert said != "passed"
     with capsys.disabled():
         print(f"\n[measure] slowest students' check on a wrong function: {worst[0] * 1000:.0f} ms ({worst[1]})")
+
+
+def test_the_check_names_cell_mistakes_output_by_output(assignment, release_checks_module):
+    src = cell_with(assignment, ("dbo = np.sum(dot, axis=1, keepdims=True)", "dbo = np.sum(dWo, axis=1, keepdims=True)"),
+                    ("dc_prev = dc * ft", "dc_prev = dc_next * ft"))
+    said = check_says(release_checks_module, "lstm_cell_backward", namespace(assignment, src))
+    assert "[lstm_db_from_dW]" in said and "[lstm_dc_prev_missing_da_term]" in said, said

@@ -255,7 +255,7 @@ def fingerprint(wrong, right):
     a, b = dict(leaves(wrong)), dict(leaves(right))
     paths = sorted(p for p in set(a) | set(b) if _differs(a.get(p), b.get(p)))
     samples = []
-    for p in paths[:6]:
+    for p in paths[:16]:
         if p not in a:
             continue
         w = a[p].astype(float).ravel()
@@ -298,6 +298,8 @@ def recognise(name, outputs, fn=None):
     if named:
         fewest = min(len(k["codes"]) for k in named)
         named = [k for k in named if len(k["codes"]) == fewest]
+    elif outputs:
+        named = _output_by_output(seen, data.get("mistakes", {}).get(name, []))
     if fn is not None:
         for d in data.get("detectors", {}).get(name, []):
             if d["detector"] == "reads_globals" and data_globals(fn):
@@ -307,6 +309,37 @@ def recognise(name, outputs, fn=None):
         for code, text in zip(k["codes"], k["feedback"]):
             feedback[code] = text
     return feedback
+
+
+def _top(path):
+    """The returned value a leaf path belongs to: "[2]" of "[2][0]", "['dWf']" of "['dWf']"."""
+    found = re.match(r"\[[^\]]*\]", path)
+    return found.group(0) if found else path
+
+
+def _output_by_output(seen, known):
+    """Single mistakes that each reproduce some of the wrong returned values exactly (and
+    change none that is right), when together they account for all of them."""
+    wrong = {_top(p) for _, paths in seen for p in paths}
+    explained, found = set(), []
+    for k in known:
+        if len(k["codes"]) != 1:
+            continue
+        changed = {_top(p) for c in k["cases"] for p in c["paths"]}
+        if not changed or not changed <= wrong:
+            continue
+        same = set(changed)
+        for (a, paths), print_ in zip(seen, k["cases"]):
+            for out in list(same):
+                mine = [p for p in paths if _top(p) == out]
+                theirs = [p for p in print_["paths"] if _top(p) == out]
+                samples = [x for x in print_["samples"] if _top(x["path"]) == out]
+                if mine != theirs or not _same_print(a, [], {"paths": [], "samples": samples}):
+                    same.discard(out)
+        if same:
+            explained |= same
+            found.append(k)
+    return found if found and explained == wrong else []
 
 
 # --- Where an exception came from -------------------------------------------------------
