@@ -21,16 +21,18 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL is missing: sudo apt-get install postgresql (the cluster tests need it)"; fi; }
 
-$(VENV)/.installed: requirements.txt constraints.txt
+$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 demo: setup
 	$(PY) -m assignments demo
 
 test: setup postgres
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 release: setup
@@ -40,5 +42,5 @@ grade: setup
 	$(PY) -m assignments grade
 
 clean:
-	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json timings.csv feedback
+	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json timings.csv feedback samples/submitted results
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

@@ -17,7 +17,6 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-c.JudgedExecute.assignment = "assignments.rnn_step_by_step"
 c.JudgedExecute.timeout = 60        # seconds for one of the learner's own cells
 c.JudgedExecute.call_timeout = 30   # seconds for a graded function on all its hidden cases together
 

@@ -15,11 +15,20 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from . import rnn_step_by_step as assignment  # noqa: E402
+from .grading import assignment as course  # noqa: E402
 from .grading import docs, pipeline, release, release_checks, report  # noqa: E402
 from .grading.dispatch import ClusterUnfit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _sample_class():
+    """Build the bundled sample class (samples/build.py) and return its folder."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("samples_build", os.path.join(REPO, "samples", "build.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build()
 
 
 def main(argv=None):
@@ -32,6 +41,8 @@ def main(argv=None):
     g.add_argument("--submissions", default=REPO,
                    help="folder holding submitted/<student>/<assignment>/ (or that layout itself)")
     g.add_argument("--out", default=REPO, help="where autograded/, feedback/, grades.csv, results.json go")
+    g.add_argument("--assignment", action="append", default=None, metavar="ID",
+                   help="grade this assignment (repeatable; default: every assignment the submissions hold)")
     g.add_argument("--quiet", action="store_true", help="no progress, no summary table")
     g.add_argument("--no-sandbox", action="store_true",
                    help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
@@ -57,31 +68,48 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="Cell is missing an id field")
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
+    assignments = [course.load(aid) for aid in course.known()]
     if args.command == "check-release":
         failed = 0
-        for title, problems in release_checks.all_checks(assignment, REPO).items():
-            print(("ok    " if not problems else "FAIL  ") + title)
-            for p in problems:
-                print("      - " + p.replace("\n", "\n        "))
-            failed += bool(problems)
+        for a in assignments:
+            for title, problems in release_checks.all_checks(a, REPO).items():
+                print(("ok    " if not problems else "FAIL  ") + f"{a.id}: {title}")
+                for p in problems:
+                    print("      - " + p.replace("\n", "\n        "))
+                failed += bool(problems)
         return 1 if failed else 0
     if args.command in ("release", "demo"):
-        path = release.build(assignment, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
-        docs.write(assignment, REPO)
-        print(f"release written to {os.path.relpath(path, os.getcwd())}")
+        for a in assignments:
+            path = release.build(a, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
+            docs.write(a, REPO)
+            print(f"release written to {os.path.relpath(path, os.getcwd())}")
     if args.command == "release":
         return 0
-    submissions = os.path.join(REPO, "samples") if args.command == "demo" else args.submissions
-    try:
-        results = pipeline.grade(assignment, submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
-                                 workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
-                                 db_url=getattr(args, "db_url", None), progress=not args.quiet)
-    except (pipeline.SandboxUnavailable, ClusterUnfit) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if args.command == "demo":
+        submissions = _sample_class()
+    else:
+        submissions = args.submissions
+    wanted = getattr(args, "assignment", None) or [aid for aid in pipeline.assignments_in(submissions)
+                                                   if aid in course.known()]
+    if not wanted:
+        print(f"error: no submissions of any assignment of this course ({', '.join(course.known())}) "
+              f"in {submissions}", file=sys.stderr)
         return 2
-    if not args.quiet:
-        print(report.summary(results))
-        print(f"\nresults: {os.path.join(args.out, 'results.json')}; feedback: {os.path.join(args.out, 'feedback')}")
+    for aid in wanted:
+        try:
+            a = course.load(aid)
+            results = pipeline.grade(a, submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
+                                     workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
+                                     db_url=getattr(args, "db_url", None), progress=not args.quiet)
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        except (pipeline.SandboxUnavailable, ClusterUnfit) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if not args.quiet:
+            print(f"\n{aid}\n" + report.summary(results))
+            print(f"\nresults: {os.path.join(args.out, 'results', aid, 'results.json')}; feedback: {os.path.join(args.out, 'feedback')}")
     return 0
 
 

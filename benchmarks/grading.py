@@ -26,11 +26,10 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
-from assignments import rnn_step_by_step as assignment  # noqa: E402
 from assignments.grading.submissions import answer_cells, fill  # noqa: E402
+from assignments.rnn_step_by_step import ASSIGNMENT as assignment  # noqa: E402
 
-AID, NB = assignment.ASSIGNMENT_ID, assignment.NOTEBOOK + ".ipynb"
+AID, NB = assignment.id, assignment.notebook + ".ipynb"
 BIN = os.path.dirname(sys.executable)
 
 FLOOR = """

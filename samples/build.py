@@ -1,41 +1,48 @@
-"""Rebuild the sample class in samples/submitted/ from samples/answers/ and the release.
+"""Build the sample class, samples/submitted/<student>/<assignment>/, from the answer files
+in samples/answers/<assignment>/ and the release (generated, so not committed).
 
-Each student's answers are Ada's correct solution with that student's own functions laid
-over it. Run from the repository root: python samples/build.py
+Each student's answers are one correct solution with that student's own functions laid over
+it. ``python -m assignments demo`` builds it before grading; ``python samples/build.py`` too.
 """
 import os
-import sys
+import shutil
 
 import nbformat
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from assignments import rnn_step_by_step as assignment  # noqa: E402
-from assignments.grading.submissions import answer_cells, fill  # noqa: E402
+from assignments.grading.assignment import load
+from assignments.grading.submissions import answer_cells, fill
 
-CLASS = {  # student -> answer files, later ones overriding earlier ones
-    "ada": ["ada.py"], "ben": ["ada.py", "ben.py"], "chloe": ["ada.py", "chloe.py"],
-    "dev": ["ada.py", "dev.py"], "eve": ["ada.py", "eve.py"],
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+CLASSES = {  # assignment -> student -> answer files, later ones overriding earlier ones
+    "rnn_step_by_step": {"ada": ["ada.py"], "ben": ["ada.py", "ben.py"], "chloe": ["ada.py", "chloe.py"],
+                         "dev": ["ada.py", "dev.py"], "eve": ["ada.py", "eve.py"]},
 }
-NOT_A_NOTEBOOK = {"finn": "I ran out of time, sorry! I'll send the notebook tomorrow.\n"}
+NOT_A_NOTEBOOK = {("finn", "rnn_step_by_step"): "I ran out of time, sorry! I'll send the notebook tomorrow.\n"}
 
 
 def build(out=os.path.join(HERE, "submitted")):
-    aid, name = assignment.ASSIGNMENT_ID, assignment.NOTEBOOK + ".ipynb"
-    release = os.path.join(os.path.dirname(HERE), "release", aid, name)
-    for student, files in CLASS.items():
-        answers = {}
-        for f in files:
-            with open(os.path.join(HERE, "answers", f), encoding="utf-8") as fh:
-                answers.update(answer_cells(fh.read()))
+    """Write the class to ``out`` (replacing it); return ``out``."""
+    shutil.rmtree(out, ignore_errors=True)
+    for aid, students in CLASSES.items():
+        a = load(aid)
+        name = a.notebook + ".ipynb"
+        release = os.path.join(REPO, "release", aid, name)
+        for student, files in students.items():
+            answers = {}
+            for f in files:
+                with open(os.path.join(HERE, "answers", aid, f), encoding="utf-8") as fh:
+                    answers.update(answer_cells(fh.read()))
+            folder = os.path.join(out, student, aid)
+            os.makedirs(folder, exist_ok=True)
+            nbformat.write(fill(release, answers), os.path.join(folder, name))
+    for (student, aid), text in NOT_A_NOTEBOOK.items():
         folder = os.path.join(out, student, aid)
         os.makedirs(folder, exist_ok=True)
-        nbformat.write(fill(release, answers), os.path.join(folder, name))
-    for student, text in NOT_A_NOTEBOOK.items():
-        folder = os.path.join(out, student, aid)
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+        with open(os.path.join(folder, load(aid).notebook + ".ipynb"), "w", encoding="utf-8") as f:
             f.write(text)
+    return out
 
 
 if __name__ == "__main__":

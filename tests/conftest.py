@@ -2,17 +2,15 @@ import hashlib
 import importlib.util
 import os
 import shutil
-import sys
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)
 
-from assignments import rnn_step_by_step as A  # noqa: E402
 from assignments.grading import pipeline  # noqa: E402
+from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
-RELEASE = os.path.join(REPO, "release", A.ASSIGNMENT_ID)
+RELEASE = os.path.join(REPO, "release", A.id)
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +29,7 @@ def release_checks_module():
 
 @pytest.fixture
 def reference_functions():
-    return {e.name: getattr(A.reference, e.name) for e in A.EXERCISES}
+    return {e.name: getattr(A.reference, e.name) for e in A.exercises}
 
 
 def tree_digest(root):
@@ -53,11 +51,20 @@ def sample_class(tmp_path_factory):
     """The bundled sample class graded once into a fresh folder, with its submissions'
     digest taken before and after."""
     out = tmp_path_factory.mktemp("graded")
-    subs = os.path.join(REPO, "samples")
+    subs = build_samples(str(tmp_path_factory.mktemp("samples")))
     before = tree_digest(os.path.join(subs, "submitted"))
     results = pipeline.grade(A, subs, str(out), workers=2)
     return {"out": str(out), "results": results, "before": before,
             "after": tree_digest(os.path.join(subs, "submitted")), "submissions": subs}
+
+
+def build_samples(folder):
+    """The bundled sample class built into ``folder``/submitted (samples/build.py); returns ``folder``."""
+    spec = importlib.util.spec_from_file_location("samples_build", os.path.join(REPO, "samples", "build.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.build(os.path.join(folder, "submitted"))
+    return folder
 
 
 def gradebook_dump(db_url, course_id="rnn-step-by-step"):
@@ -75,7 +82,7 @@ def gradebook_dump(db_url, course_id="rnn-step-by-step"):
 
 
 def copy_release_notebook(dest):
-    shutil.copy(os.path.join(RELEASE, A.NOTEBOOK + ".ipynb"), dest)
+    shutil.copy(os.path.join(RELEASE, A.notebook + ".ipynb"), dest)
 
 
 @pytest.fixture
@@ -97,3 +104,21 @@ def schema_problems(results):
         schema = json.load(f)
     validator = jsonschema.Draft202012Validator(schema)
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(results)]
+
+
+# Markers (pytest.ini) given by what a test needs, so that no module has to remember them.
+_SANDBOXED = {"sample_class", "hostile"}
+_MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
+                 "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",),
+                 "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
+                 "test_browser": ("browser", "slow")}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        marks = set(_MODULE_MARKS.get(item.module.__name__.rsplit(".", 1)[-1], ()))
+        if names & _SANDBOXED:
+            marks.add("sandbox")
+        for mark in sorted(marks):
+            item.add_marker(getattr(pytest.mark, mark))

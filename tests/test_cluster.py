@@ -10,15 +10,14 @@ import subprocess
 import tempfile
 
 import pytest
+from conftest import gradebook_dump
 from traitlets.config import Config
 
-from assignments import rnn_step_by_step as A
 from assignments.grading import pipeline
 from assignments.grading.dispatch import ClusterUnfit
-from conftest import gradebook_dump
+from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 PORT = 54329
-SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples")
 
 
 def _as_postgres(cmd):
@@ -80,4 +79,4 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     fast = Config()
     fast.Dispatch.connect_timeout = 2
     with pytest.raises(ClusterUnfit, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
-        pipeline.grade(A, SAMPLES, str(tmp_path), scheduler="tcp://127.0.0.1:9", overrides=fast)
+        pipeline.grade(A, str(tmp_path / "none"), str(tmp_path), scheduler="tcp://127.0.0.1:9", overrides=fast)

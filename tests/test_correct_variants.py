@@ -7,15 +7,14 @@ import sys
 
 import nbformat
 import pytest
+from conftest import RELEASE, REPO
 
 from assignments.grading import local, pipeline
 from assignments.grading.submissions import answer_cells, fill
 from assignments.rnn_step_by_step import reference
 
-from conftest import REPO, RELEASE
-
 STYLES = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "correct", "*.py"))) + \
-    [os.path.join(REPO, "samples", "answers", "ada.py")]
+    [os.path.join(REPO, "samples", "answers", "rnn_step_by_step", "ada.py")]
 NAME = {path: os.path.splitext(os.path.basename(path))[0] for path in STYLES}
 CASES = [(path, fn) for path in STYLES for fn in answer_cells(open(path, encoding="utf-8").read())]
 
@@ -47,7 +46,7 @@ def test_style_earns_full_marks(assignment, release_checks_module, path, functio
 def test_every_style_graded_for_real_earns_everything(assignment, tmp_path):
     """Each style as a student (laid over Ada's answers where it has no function of its own),
     through nbgrader, real kernels and the whole pipeline."""
-    aid, name = assignment.ASSIGNMENT_ID, assignment.NOTEBOOK + ".ipynb"
+    aid, name = assignment.id, assignment.notebook + ".ipynb"
     base = answer_cells(open(STYLES[-1], encoding="utf-8").read())
     for path in STYLES:
         answers = dict(base, **answer_cells(open(path, encoding="utf-8").read()))

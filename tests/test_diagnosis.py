@@ -115,7 +115,7 @@ def lstm_backward(da, caches):
 def test_every_catalogued_variant_is_named_alone(assignment):
     """The catalog's own variants (exact edits of the reference), through protocol and outputs."""
     wrong = []
-    for m in assignment.mistakes.CATALOG:
+    for m in assignment.catalog:
         if m.detector:
             continue
         for i in range(len(m.variants)):
@@ -162,7 +162,7 @@ def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_check
     import time
     release_checks_module._load()   # once per session: reading check_data.json (about 20 ms)
     worst = (0.0, "")
-    for m in assignment.mistakes.CATALOG:
+    for m in assignment.catalog:
         for i in range(len(m.variants)):
             ns = namespace(assignment, assignment.mistakes.mutant_source(m.function, ((m.code, i),)))
             start = time.perf_counter()

@@ -3,9 +3,9 @@ import copy
 import os
 import re
 
-from assignments.grading import docs
-
 from conftest import REPO, schema_problems
+
+from assignments.grading import docs
 
 
 def test_real_results_follow_the_schema(sample_class):
@@ -30,12 +30,12 @@ def test_passed_means_full_marks(sample_class):
 
 
 def test_every_code_named_in_results_is_documented(sample_class, assignment):
-    with open(docs.path(REPO), encoding="utf-8") as f:
+    with open(docs.path(REPO, assignment), encoding="utf-8") as f:
         page = f.read()
     named = {c for s in sample_class["results"]["submissions"] for e in s["exercises"] for c in e["diagnoses"]}
     assert named, "the sample class names no mistake: this test would prove nothing"
     assert all(f"`{code}`" in page for code in named)
-    assert all(f"`{m.code}`" in page for m in assignment.mistakes.CATALOG)
+    assert all(f"`{m.code}`" in page for m in assignment.catalog)
 
 
 def test_mistakes_page_is_generated_from_the_catalog(assignment):

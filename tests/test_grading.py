@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import nbformat
-
 from conftest import REPO
 
 EXPECTED = os.path.join(REPO, "tests", "expected", "sample_results.json")
@@ -114,9 +113,10 @@ def test_command_line_rerun_gives_the_same_results(sample_class, tmp_path):
 
 def test_layout_without_submitted_folder_is_accepted(sample_class, tmp_path):
     """--submissions may also point at the submitted/ folder itself."""
-    from assignments import rnn_step_by_step as A
-    from assignments.grading import pipeline
     import shutil
+
+    from assignments.grading import pipeline
+    from assignments.rnn_step_by_step import ASSIGNMENT as A
     shutil.copytree(os.path.join(sample_class["submissions"], "submitted", "ben"), tmp_path / "in" / "ben")
     results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"))
     assert [s["student"] for s in results["submissions"]] == ["ben"]

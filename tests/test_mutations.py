@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from assignments.grading import local
-from assignments.rnn_step_by_step import mistakes, reference
+from assignments.rnn_step_by_step import ASSIGNMENT, cases, reference
+
+mistakes = ASSIGNMENT.mistakes
 
 SCORE = {}   # kind -> {mutant id: passed}
 
-CATALOGUED = [(m, i) for m in mistakes.CATALOG for i in range(len(m.variants))]
+CATALOGUED = [(m, i) for m in mistakes.mistakes for i in range(len(m.variants))]
 
 # Realistic mistakes the catalog does not name: (function, what is replaced, by what).
 UNCATALOGUED = [
@@ -40,7 +42,7 @@ def notebook_with(function, source, assignment):
     exec(inspect.getsource(reference), namespace)
     rng = np.random.RandomState(99)
     namespace["parameters"] = {k: rng.randn(*v.shape) for k, v in
-                               assignment.cases.inputs(assignment.cases.EXAMPLES["lstm_cell_forward"])[3].items()}
+                               cases.inputs(cases.EXAMPLES["lstm_cell_forward"])[3].items()}
     exec(compile(source, f"<cell {function}>", "exec"), namespace)
     return namespace
 
@@ -73,7 +75,7 @@ def test_catalogued_mutant_is_killed_and_named(assignment, release_checks_module
 
 
 FUNCTION_CODES = {}
-for m in mistakes.CATALOG:
+for m in mistakes.mistakes:
     if not m.detector and m.variants:
         FUNCTION_CODES.setdefault(m.function, []).append(m.code)
 PAIRS = [(f, a, b) for f, codes in FUNCTION_CODES.items() for a, b in itertools.combinations(codes, 2)]
@@ -107,7 +109,7 @@ def test_two_mistakes_together(assignment, function, a, b):
     if not both:
         (named,) = v.diagnoses
         assert named in (a, b)
-        if mistakes.BY_CODE[named].behaviour:   # named from the loop's behaviour, which hides the other
+        if mistakes.by_code[named].behaviour:   # named from the loop's behaviour, which hides the other
             record("pairs: one named from the loop's behaviour", f"{a}+{b}", True)
             return
         for _, args, _ in assignment.hidden_cases(function):
@@ -134,7 +136,7 @@ def test_uncatalogued_mutant_is_killed(assignment, release_checks_module, functi
 
 def test_mutation_score(capsys):
     """Prints the suite's figures (the assertions above already require every mutant killed)."""
-    assert len(UNCATALOGUED) >= 10 and len({m.code for m in mistakes.CATALOG}) >= 31
+    assert len(UNCATALOGUED) >= 10 and len({m.code for m in mistakes.mistakes}) >= 31
     with capsys.disabled():
         print()
         for kind, results in sorted(SCORE.items()):

@@ -4,13 +4,13 @@ import csv
 import os
 
 from bs4 import BeautifulSoup
+from conftest import gradebook_dump
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
-from assignments import rnn_step_by_step as A
 from assignments.grading import pipeline
 from assignments.grading.course import coursedir, load_config
-from conftest import gradebook_dump
+from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 
 def sqlite(out):
@@ -49,8 +49,8 @@ def test_feedback_page_is_nbgraders_own(sample_class, tmp_path):
         if exporter:
             config.GenerateFeedback.exporter_class = exporter
         for student in ("ada", "ben"):
-            GenerateFeedback(coursedir=coursedir(config, A.ASSIGNMENT_ID, student), config=config).start()
-            with open(tmp_path / name / student / A.ASSIGNMENT_ID / (A.NOTEBOOK + ".html"), encoding="utf-8") as f:
+            GenerateFeedback(coursedir=coursedir(config, A.id, student), config=config).start()
+            with open(tmp_path / name / student / A.id / (A.notebook + ".html"), encoding="utf-8") as f:
                 pages[name, student] = f.read()
     for student in ("ada", "ben"):
         assert str(BeautifulSoup(pages["ours", student], features="html.parser")) == pages["stock", student]

@@ -1,21 +1,27 @@
 """Nothing lost: a run killed halfway is repaired by the next one, and grading without a
 sandbox is refused unless asked for (then every result says so)."""
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
+from conftest import REPO, build_samples
 
 from assignments.grading import kernel, pipeline
 
-from conftest import REPO
+
+@functools.lru_cache(maxsize=None)
+def samples():
+    return build_samples(tempfile.mkdtemp(prefix="samples-"))
 
 
 def grade_command(out, *extra):
-    return [sys.executable, "-m", "assignments", "grade", "--submissions", os.path.join(REPO, "samples"),
+    return [sys.executable, "-m", "assignments", "grade", "--submissions", samples(),
             "--out", str(out), "--quiet", *extra]
 
 
@@ -40,7 +46,7 @@ def test_run_killed_halfway_then_rerun_completes(sample_class, tmp_path):
 def test_grading_refuses_without_a_sandbox(assignment, tmp_path, monkeypatch):
     monkeypatch.setattr(kernel.shutil, "which", lambda name: None)   # as on a machine without bwrap
     with pytest.raises(pipeline.SandboxUnavailable, match="bubblewrap.*--no-sandbox"):
-        pipeline.grade(assignment, os.path.join(REPO, "samples"), str(tmp_path))
+        pipeline.grade(assignment, samples(), str(tmp_path))
     assert not (tmp_path / "results.json").exists()
 
 
@@ -51,7 +57,7 @@ def test_cli_explains_the_refusal_and_the_opt_out(tmp_path):
 
 
 def test_unsandboxed_grading_is_flagged(assignment, sample_class, tmp_path):
-    results = pipeline.grade(assignment, os.path.join(REPO, "samples"), str(tmp_path), sandbox=False)
+    results = pipeline.grade(assignment, samples(), str(tmp_path), sandbox=False)
     for s in results["submissions"]:
         assert "unsandboxed" in s["flags"]
     scores = {s["student"]: s["score"] for s in results["submissions"]}
@@ -60,7 +66,7 @@ def test_unsandboxed_grading_is_flagged(assignment, sample_class, tmp_path):
 
 def test_student_folder_names_that_nbgrader_would_glob_are_reported(assignment, tmp_path):
     import shutil
-    ben = os.path.join(REPO, "samples", "submitted", "ben")
+    ben = os.path.join(samples(), "submitted", "ben")
     for name in ("ben", "b*", "[ben]"):
         shutil.copytree(ben, tmp_path / "in" / name)
     results = pipeline.grade(assignment, str(tmp_path / "in"), str(tmp_path / "out"))
@@ -71,8 +77,9 @@ def test_student_folder_names_that_nbgrader_would_glob_are_reported(assignment, 
 def test_a_kernel_that_cannot_start_is_reported_not_hung(assignment, tmp_path):
     """The grader's own failure to start a kernel: status error, with the reason."""
     import shutil
+
     from traitlets.config import Config
-    shutil.copytree(os.path.join(REPO, "samples", "submitted", "ben"), tmp_path / "in" / "ben")
+    shutil.copytree(os.path.join(samples(), "submitted", "ben"), tmp_path / "in" / "ben")
     too_small = Config()
     too_small.GradingKernelManager.memory_limit = "10M"   # Python cannot even start
     results = pipeline.grade(assignment, str(tmp_path / "in"), str(tmp_path / "out"), overrides=too_small)

@@ -2,10 +2,9 @@
 directories pointed at the run's own folders."""
 import os
 
+from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
-
-from nbgrader.coursedir import CourseDirectory
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG_FILE = os.path.join(REPO, "nbgrader_config.py")

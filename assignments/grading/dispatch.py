@@ -63,7 +63,8 @@ class Dispatch(Configurable):
             pending = [job for job, _ in lost]
 
     def _on_dask(self, course, jobs):
-        from dask.distributed import Client, as_completed as finished
+        from dask.distributed import Client
+        from dask.distributed import as_completed as finished
 
         try:
             client = Client(self.scheduler, timeout=self.connect_timeout)
@@ -95,8 +96,8 @@ def check_cluster(client, course):
     missing = sorted(address for address, spec in found.items() if spec is None)
     if missing:
         raise ClusterUnfit(f"Dask workers {', '.join(missing)} cannot import this course's 'assignments' "
-                           f"package: install the repository there (same requirements.txt) and put it on "
-                           f"their PYTHONPATH")
+                           f"package: install the course there like any package (pip install -r requirements.txt "
+                           f"-c constraints.txt, then pip install <a copy of this repository>)")
     if course.config.GradingKernelManager.get("sandbox", True):
         problems = {a: p for a, p in client.run(sandbox_problem).items() if p}
         if problems:

@@ -4,12 +4,12 @@ import os
 
 
 def catalog_markdown(assignment):
-    """docs/mistakes.md for ``assignment``: every code, its function, and what it means."""
-    lines = [f"# The mistakes the grader names: `{assignment.ASSIGNMENT_ID}`", "",
+    """docs/mistakes/<id>.md for ``assignment``: every code, its function, and what it means."""
+    lines = [f"# The mistakes the grader names: `{assignment.id}`", "",
              "Generated from the assignment's catalog by `python -m assignments release`; do not edit.",
              "A code appears in `results.json` (`diagnoses`) only when the submission's behaviour",
              "shows that mistake. Codes are stable: new ones may be added, none is renamed.", ""]
-    for ex in assignment.EXERCISES:
+    for ex in assignment.exercises:
         found = assignment.mistakes.for_function(ex.name)
         if not found:
             continue
@@ -19,22 +19,23 @@ def catalog_markdown(assignment):
     return "\n".join(lines)
 
 
-def path(repo):
-    return os.path.join(repo, "docs", "mistakes.md")
+def path(repo, assignment):
+    return os.path.join(repo, "docs", "mistakes", assignment.id + ".md")
 
 
 def write(assignment, repo):
-    with open(path(repo), "w", encoding="utf-8") as f:
+    os.makedirs(os.path.dirname(path(repo, assignment)), exist_ok=True)
+    with open(path(repo, assignment), "w", encoding="utf-8") as f:
         f.write(catalog_markdown(assignment))
 
 
 def drift(assignment, repo):
     """Problems if docs/mistakes.md is not what the catalog generates."""
     try:
-        with open(path(repo), encoding="utf-8") as f:
+        with open(path(repo, assignment), encoding="utf-8") as f:
             current = f.read()
     except OSError:
         current = None
     if current != catalog_markdown(assignment):
-        return ["docs/mistakes.md is not what the catalog generates: run `python -m assignments release`"]
+        return [f"docs/mistakes/{assignment.id}.md is not what the catalog generates: run `python -m assignments release`"]
     return []

@@ -1,17 +1,31 @@
 """Runs a learner's function on hidden cases, inside the learner's kernel.
 
 The grader sends this file's text into the kernel and executes it in a fresh private
-namespace together with the shipped check module (for ``encode``/``decode``), so nothing
-a learner rebinds in their notebook's namespace replaces it. It only computes: it never
-sees the expected outputs, and it decides nothing.
+namespace after the students' check module's (for ``encode``/``decode`` and the recorder),
+so nothing a learner rebinds in their notebook's namespace replaces it. It only computes: it
+never sees the expected outputs, and it decides nothing. In the grading process (tests,
+``local.py``) it is an ordinary module over ``student_checks``.
 """
 import contextlib
 import io
 import json
 import warnings
 
-MIME = "application/vnd.rnn-grader+json"
+try:   # in the kernel there is no package: the check module's names are already defined
+    from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, student_line
+except ImportError:
+    pass
+
+MIME = "application/vnd.course-grader+json"
 _ABSENT = object()
+_shell = _publish = None   # the kernel's shell and display publisher, set by preprocessors.SETUP
+_pristine = ()             # (module, copy of its attributes) taken when the kernel started
+
+
+def kernel_source(assignment):
+    """The text run in each kernel: the students' check module, then this module."""
+    with open(assignment.checks_file, encoding="utf-8") as f, open(__file__, encoding="utf-8") as g:
+        return f.read() + "\n\n" + g.read()
 
 
 class _Sink(io.TextIOBase):
@@ -30,7 +44,7 @@ def heal(*_):
     answer, and without exec, compile or json.dumps the kernel cannot even run a cell or
     send a message. Runs after every cell (an IPython post_run_cell hook) and around each
     judged call. Names the learner adds, or shadows in the notebook, are left alone."""
-    for module, pristine in globals().get("_pristine", ()):
+    for module, pristine in _pristine:
         current = vars(module)
         for key, value in pristine.items():
             if current.get(key, _ABSENT) is not value:
@@ -50,7 +64,7 @@ def call(namespace, request):
     saved = {}
     sink = _Sink()
     try:
-        observed = {"reads_globals": data_globals(fn)}  # noqa: F821 (check module)
+        observed = {"reads_globals": data_globals(fn)}
     except Exception:
         observed = {"reads_globals": []}
     try:
@@ -63,26 +77,26 @@ def call(namespace, request):
         for inputs in request["cases"]:
             recorder = None
             try:
-                args = decode(inputs)  # noqa: F821 (from the check module)
+                args = decode(inputs)
                 if record and record["callee"] in saved:   # watch the loop drive its cell
-                    recorder = Recorder(namespace[record["callee"]], record["callee_args"],  # noqa: F821
+                    recorder = Recorder(namespace[record["callee"]], record["callee_args"],
                                         record["args"], args, limit=record.get("limit", 1000))
                     namespace[record["callee"]] = recorder
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     out = fn(*args)
-                reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}  # noqa: F821
+                reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}
             except NotImplementedError:
                 yield {"status": "not_implemented", "text": "still raises NotImplementedError"}
                 return
             except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
-                reply = {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),  # noqa: F821
+                reply = {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),
                          "observed": dict(observed)}
             finally:
                 if recorder is not None:
                     namespace[record["callee"]] = recorder.fn
             if recorder is not None:
-                reply["observed"]["calls"] = encode_calls(recorder.calls)  # noqa: F821
+                reply["observed"]["calls"] = encode_calls(recorder.calls)
             yield reply
     finally:
         for callee, old in saved.items():
@@ -98,7 +112,7 @@ def main(payload):
     Uses the shell and publisher captured when the kernel started (see preprocessors.SETUP)."""
     heal()
     request = json.loads(payload)
-    for index, result in enumerate(call(_shell.user_ns, request)):  # noqa: F821 (preprocessors.SETUP)
+    for index, result in enumerate(call(_shell.user_ns, request)):
         result["nonce"], result["case"] = request["nonce"], index
         heal()
-        _publish({MIME: result})  # noqa: F821
+        _publish({MIME: result})

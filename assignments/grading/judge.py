@@ -127,7 +127,7 @@ class Judge:
         cases at once and returns (status, outputs or message, observations) per case; it may
         return fewer, when the function is missing, not written or stopped by a fault."""
         self._pairs.clear()
-        ex = self.a.BY_NAME[name]
+        ex = self.a.by_name[name]
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
         cases = self.cases(name)
@@ -231,7 +231,7 @@ class Judge:
     def _explained_outputs(self, name, picks, outcomes, wrong):
         """The wrong outputs that these variants reproduce exactly on every case, provided the
         variants change no output the learner got right (and reproduce something non-zero)."""
-        spec, ex = self.a.spec(name), self.a.BY_NAME[name]
+        spec, ex = self.a.spec(name), self.a.by_name[name]
         same, nonzero = set(wrong), set()
         for i, o in enumerate(outcomes):
             mutant = self.expected(name, i, picks)
@@ -252,7 +252,7 @@ class Judge:
         spec = self.a.spec(name)
         if not spec.get("protocol"):
             return []
-        cells = {n: self.a.spec(n) for n in self.a.BY_NAME}
+        cells = {n: self.a.spec(n) for n in self.a.by_name}
         found = []
         for o in outcomes:
             calls = o.observed.get("calls")
@@ -270,7 +270,7 @@ class Judge:
         hints = []
         if not complete:   # judging stopped early: the cases not run say nothing
             return hints
-        for fact, (only_right, only_wrong) in getattr(self.a, "CASE_HINTS", {}).items():
+        for fact, (only_right, only_wrong) in self.a.case_hints.items():
             has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
             if right and all(has[0]) and not any(has[1]):
                 hints.append(only_right)
@@ -287,7 +287,7 @@ class Judge:
             return f"{ex.name} is not written yet: it still raises NotImplementedError."
         lines = [f"{ex.name} passed {v.cases_passed} of {v.cases} hidden cases."]
         for code in v.diagnoses:
-            lines.append(f"Recognised mistake [{code}]: {self.a.mistakes.BY_CODE[code].feedback}")
+            lines.append(f"Recognised mistake [{code}]: {self.a.mistakes.by_code[code].feedback}")
         failing = [o for o in outcomes if not o.right]
         first = failing[0]
         if first.status in ("raised", "fault"):

@@ -3,17 +3,14 @@ kernel path. For tests and for staff previewing the hidden tests; never for grad
 untrusted code."""
 import json
 
-from . import harness
-from . import judge
+from . import harness, judge
 from .judge import Judge, read_reply
 
 
 def kernel_namespace(assignment):
     """The private namespace the harness runs in: check module + harness, as in a kernel."""
-    with open(assignment.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
-        source = f.read() + "\n\n" + g.read()
     namespace = {"__name__": "__grader__"}
-    exec(compile(source, "<grader>", "exec"), namespace)
+    exec(compile(harness.kernel_source(assignment), "<grader>", "exec"), namespace)
     return namespace
 
 
@@ -31,4 +28,4 @@ def caller(assignment, functions):
 def judge_all(assignment, functions, names=None):
     j = Judge(assignment)
     return {n: j.judge(n, caller(assignment, functions))
-            for n in (names or [e.name for e in assignment.EXERCISES])}
+            for n in (names or [e.name for e in assignment.exercises])}

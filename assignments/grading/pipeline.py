@@ -1,6 +1,6 @@
 """Grade a class: stage the submissions, have workers autograde them with nbgrader (see
 worker.py and dispatch.py), record each result in the gradebook as it comes back, then
-write grades.csv and results.json.
+write grades.csv and results.json (in --out/results/<assignment>/, and the latest run's in --out/).
 
 Submissions are only ever read: each is copied into a private staging area first, so
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
@@ -26,6 +26,8 @@ from .worker import Course
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
+# written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
+OUTPUTS = ("results.json", "grades.csv", "timings.csv")
 
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
@@ -50,7 +52,7 @@ def find_students(root, assignment_id):
 def stage(assignment, src, dest, release_nb):
     """Copy one submission to ``dest``. Returns (error message or None, flags)."""
     notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
-    expected = assignment.NOTEBOOK + ".ipynb"
+    expected = assignment.notebook + ".ipynb"
     chosen = expected if expected in notebooks else (notebooks[0] if len(notebooks) == 1 else None)
     if chosen is None:
         found = ", ".join(notebooks) or "no .ipynb file"
@@ -80,7 +82,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
     (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
     out = os.path.abspath(out)
-    aid = assignment.ASSIGNMENT_ID
+    aid = assignment.id
     work = os.path.join(out, WORK)
     config = load_config(out, db_url, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
                          submitted_directory=f"{WORK}/submitted",
@@ -104,15 +106,16 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
-    shutil.copytree(assignment.SOURCE_DIR, os.path.join(work, "source", aid),
+    shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    assignment.write_generated(os.path.join(work, "source", aid))
     record.prepare(config, aid)
-    course = Course(config=config, assignment_id=aid, notebook=assignment.NOTEBOOK,
+    course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                     source=read_files(os.path.join(work, "source", aid)),
                     gradebook=record.seed(config, aid, os.path.join(work, "seed.db")))
 
     root = submitted_root(os.path.abspath(submissions))
-    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.NOTEBOOK + ".ipynb"), as_version=4)
+    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
     records, jobs = {}, []
     for student in find_students(root, aid):
         if not STUDENT_ID.match(student):
@@ -121,9 +124,9 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             continue
         staged = os.path.join(work, "submitted", student, aid)
         problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
-        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.BY_NAME]
+        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
         if gone and not problem:
-            problem_text = (f"{len(gone)} of the {len(assignment.EXERCISES)} answer cells were missing "
+            problem_text = (f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
                             f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
         else:
             problem_text = problem or ""
@@ -146,20 +149,42 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         else:
             rec.update(status="error", message=result["message"])
         bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
-    bar.write_csv(os.path.join(out, "timings.csv"))
+    own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
+    os.makedirs(own, exist_ok=True)
+    bar.write_csv(os.path.join(own, "timings.csv"))
 
+    prefix = test_prefix(config)
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for student, rec in records.items():
             if rec["status"] != "pending":
                 forget(gb, out, aid, student)
-        CsvExportPlugin(to=os.path.join(out, "grades.csv"), student=sorted(records)).export(gb)
-        sort_rows(os.path.join(out, "grades.csv"))
-        results = {"assignment": aid, "max_score": float(assignment.MAX_SCORE),
-                   "submissions": [collect(assignment, gb, out, records[s]) for s in sorted(records)]}
-    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        CsvExportPlugin(to=os.path.join(own, "grades.csv"), student=sorted(records), assignment=[aid]).export(gb)
+        sort_rows(os.path.join(own, "grades.csv"))
+        results = {"assignment": aid, "max_score": float(assignment.max_score),
+                   "submissions": [collect(assignment, gb, out, records[s], prefix) for s in sorted(records)]}
+    with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
+    for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
+        shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
     return results
+
+
+def test_prefix(config):
+    """The grade_id prefix of test cells, as JudgedExecute is configured."""
+    from .preprocessors import JudgedExecute
+    return config.JudgedExecute.get("test_prefix", JudgedExecute.test_prefix.default_value)
+
+
+def assignments_in(submissions):
+    """The ids of the assignments that some student folder holds."""
+    root = submitted_root(os.path.abspath(submissions))
+    found = set()
+    for student in os.listdir(root) if os.path.isdir(root) else ():
+        folder = os.path.join(root, student)
+        if os.path.isdir(folder) and not student.startswith("."):
+            found |= {a for a in os.listdir(folder) if os.path.isdir(os.path.join(folder, a))}
+    return sorted(found)
 
 
 def sort_rows(path):
@@ -179,7 +204,7 @@ def read_files(folder):
 
 def store(config, assignment, out, work, result):
     """A worker's result into the class's folders and gradebook (this process alone writes them)."""
-    aid, student, name = assignment.ASSIGNMENT_ID, result["student"], assignment.NOTEBOOK
+    aid, student, name = assignment.id, result["student"], assignment.notebook
     nb = nbformat.reads(result["notebook"], as_version=4)
     timestamp = coursedir(config, aid, student).get_existing_timestamp(os.path.join(work, "submitted", student, aid))
     record.record(config, aid, name, student, nb, timestamp)
@@ -204,26 +229,26 @@ def forget(gb, out, aid, student):
         shutil.rmtree(os.path.join(out, folder, student, aid), ignore_errors=True)
 
 
-def collect(assignment, gb, out, rec):
+def collect(assignment, gb, out, rec, prefix):
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
-    aid, student = assignment.ASSIGNMENT_ID, rec["student"]
+    aid, student = assignment.id, rec["student"]
     entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
     verdicts, events = {}, []
-    path = os.path.join(out, "autograded", student, aid, assignment.NOTEBOOK + ".ipynb")
+    path = os.path.join(out, "autograded", student, aid, assignment.notebook + ".ipynb")
     if rec["status"] == "pending" and os.path.exists(path):
         nb = nbformat.read(path, as_version=4)
         verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
                     if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
-                    == "test_" + c.metadata["judge"].get("id")}
+                    == prefix + c.metadata["judge"].get("id")}
         events = nb.metadata.get("grader", {}).get("events", [])
     entry["flags"] += [f"{e['kind']}:{e['where']}" for e in events]
-    for ex in assignment.EXERCISES:
+    for ex in assignment.exercises:
         v = verdicts.get(ex.name, {})
         score = 0.0
         if rec["status"] == "pending":
             try:
-                score = gb.find_grade("test_" + ex.name, assignment.NOTEBOOK, aid, student).score
+                score = gb.find_grade(prefix + ex.name, assignment.notebook, aid, student).score
             except MissingEntry:
                 pass
         entry["exercises"].append({

@@ -1,6 +1,5 @@
 """nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
 import functools
-import importlib
 import json
 import secrets
 import time
@@ -8,12 +7,12 @@ import time
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_code_cell, new_output
-from traitlets import Bool, Float, Integer, Unicode, default
-
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
+from traitlets import Bool, Float, Integer, Unicode, default
 
 from . import harness
+from .assignment import load as load_assignment
 from .judge import Judge, read_reply
 from .judge import request as judge_request
 from .kernel import SPARE, GradingKernelManager
@@ -49,8 +48,7 @@ ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cl
 def prepared(assignment):
     """The judge and the harness's text, made once per grading process and reused for every
     submission: the hidden cases and the reference's outputs on them are the same for all."""
-    with open(assignment.CHECKS_FILE, encoding="utf-8") as f, open(harness.__file__, encoding="utf-8") as g:
-        return Judge(assignment), f.read() + "\n\n" + g.read()
+    return Judge(assignment), harness.kernel_source(assignment)
 
 
 class JudgedExecute(Execute):
@@ -66,8 +64,8 @@ class JudgedExecute(Execute):
     """
 
     assignment = Unicode(
-        "assignments.rnn_step_by_step",
-        help="Module describing the assignment (exercises, hidden cases, reference, checks).",
+        "", help="The id of the assignment to judge (its package assignments.<id>); by default "
+                 "the one nbgrader is grading, from the notebook's resources.",
     ).tag(config=True)
     test_prefix = Unicode(
         "test_", help="A graded test cell with grade_id test_<name> judges the function <name>."
@@ -95,7 +93,7 @@ class JudgedExecute(Execute):
 
     def preprocess(self, nb, resources, km=None):
         from nbclient import NotebookClient
-        self._a = importlib.import_module(self.assignment)
+        self._a = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
         self._judge, self._kernel_source = prepared(self._a)
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
@@ -114,7 +112,7 @@ class JudgedExecute(Execute):
                     self._no_judge(cell)   # hidden tests never run in the learner's kernel
                 elif cell.cell_type == "code":
                     self._run_learner_cell(cell, index)
-            for ex in self._a.EXERCISES:          # callees before callers
+            for ex in self._a.exercises:          # callees before callers
                 if ex.name in tests:
                     self._judge_cell(ex.name, tests[ex.name])
         self.set_widgets_metadata()
@@ -247,7 +245,7 @@ class JudgedExecute(Execute):
             return None
         grade_id = cell.metadata["nbgrader"].get("grade_id", "")
         name = grade_id[len(self.test_prefix):] if grade_id.startswith(self.test_prefix) else None
-        return name if name in self._a.BY_NAME else None
+        return name if name in self._a.by_name else None
 
     def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, lambda n, cases, callees: self._call(n, cases, callees, index))

@@ -13,7 +13,6 @@ from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from . import speedups
 from .course import coursedir
 
-
 speedups.install()
 
 

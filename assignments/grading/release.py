@@ -10,7 +10,7 @@ from .course import load_config
 def build(assignment, source_root, release_root):
     """Refresh the generated parts of ``source_root/<id>``, then write the student version
     to ``release_root/<id>`` (replacing it). Uses a throwaway gradebook."""
-    aid = assignment.ASSIGNMENT_ID
+    aid = assignment.id
     assignment.refresh_source(os.path.join(source_root, aid))
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),

@@ -12,7 +12,8 @@ import tempfile
 
 import nbformat
 
-from . import docs, pipeline, release
+from . import docs, notebook, pipeline, release
+from .assignment import CHECK_DATA
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
            "BEGIN MARK SCHEME")
@@ -24,18 +25,22 @@ def _files(root):
 
 
 def drift(assignment, repo):
-    """The committed source/ and release/ are exactly what `release` would write now."""
-    aid = assignment.ASSIGNMENT_ID
+    """The committed source notebook and release/ are exactly what `release` would write now
+    (source/ holds no generated helper files in git: the build writes them there too)."""
+    aid = assignment.id
+    generated = {assignment.checks_module + ".py", CHECK_DATA}
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(os.path.join(repo, "source", aid), os.path.join(tmp, "source", aid))
         release.build(assignment, os.path.join(tmp, "source"), os.path.join(tmp, "release"))
         for part in ("source", "release"):
             ours, fresh = os.path.join(repo, part, aid), os.path.join(tmp, part, aid)
-            if _files(ours) != _files(fresh):
-                problems.append(f"{part}/{aid} has files {_files(ours)}, a rebuild has {_files(fresh)}")
+            skip = generated if part == "source" else set()
+            mine, theirs = ([f for f in _files(d) if f not in skip] for d in (ours, fresh))
+            if mine != theirs:
+                problems.append(f"{part}/{aid} has files {mine}, a rebuild has {theirs}")
                 continue
-            for name in _files(ours):
+            for name in mine:
                 if not filecmp.cmp(os.path.join(ours, name), os.path.join(fresh, name), shallow=False):
                     problems.append(f"{part}/{aid}/{name} differs from a fresh build: run "
                                     f"`python -m assignments release` and commit the result")
@@ -45,10 +50,11 @@ def drift(assignment, repo):
 def leaks(assignment, release_dir):
     """No solution, hidden test, reference code or grading package reaches students."""
     problems = []
-    graded = [getattr(assignment.reference, e.name) for e in assignment.EXERCISES]
+    graded = [getattr(assignment.reference, e.name) for e in assignment.exercises]
     # every statement of the reference solution that computes something (the notebook's text
     # gives the API away on purpose: sizes, cache layouts; helpers like softmax ship by design)
-    computes = ("@", "np.", "*", "+=", "sigmoid(", "softmax(", "_cell_")
+    helpers = tuple(f"{name}(" for name in assignment.reference_helpers) + tuple(f"{e.name}(" for e in assignment.exercises)
+    computes = ("@", "np.", "*", "+=") + helpers
     statements = {line.strip() for fn in graded for line in inspect.getsource(fn).splitlines()[1:]
                   if len(line.strip()) > 16 and any(c in line for c in computes)}
     for name in _files(release_dir):
@@ -60,7 +66,7 @@ def leaks(assignment, release_dir):
         for marker in MARKERS:
             if marker in text:
                 problems.append(f"{name} contains '{marker}'")
-        for pattern in (r"\bassignments\.", r"from assignments\b", r"import assignments\b", r"HIDDEN_SHAPES"):
+        for pattern in (r"\bassignments\.", r"from assignments\b", r"import assignments\b", r"HIDDEN_SHAPES", r"hidden_cases"):
             if re.search(pattern, text):
                 problems.append(f"{name} refers to the grading package ({pattern})")
         found = [s for s in statements if s in text]
@@ -71,12 +77,12 @@ def leaks(assignment, release_dir):
 
 def expected_values(assignment, notebook_path):
     """Every worked example's printed 'expected output' is what the reference prints."""
-    generated = assignment.notebook
+    generated = notebook
     nb = nbformat.read(notebook_path, as_version=4)
     problems, seen = [], set()
-    reference = generated.reference_functions()
+    reference = generated.reference_functions(assignment)
     for i, cell in enumerate(nb.cells):
-        for ex in assignment.EXERCISES:
+        for ex in assignment.exercises:
             if cell.source.startswith(generated.EXPECTED_MARK.format(name=ex.name)):
                 seen.add(ex.name)
                 example = next(c for c in reversed(nb.cells[:i]) if c.cell_type == "code"
@@ -85,14 +91,14 @@ def expected_values(assignment, notebook_path):
                 printed = generated.run_example(example.source, reference).rstrip("\n")
                 if shown != printed:
                     problems.append(f"the expected output of {ex.name} says\n{shown}\nbut the reference prints\n{printed}")
-    problems += [f"no expected output for {e.name}" for e in assignment.EXERCISES if e.name not in seen]
+    problems += [f"no expected output for {e.name}" for e in assignment.exercises if e.name not in seen]
     return problems
 
 
 def solution_and_stub(assignment, repo):
     """Graded for real, the source notebook earns every point and the untouched release
     earns none, each test failing cleanly as 'not written yet'."""
-    aid, name = assignment.ASSIGNMENT_ID, assignment.NOTEBOOK + ".ipynb"
+    aid, name = assignment.id, assignment.notebook + ".ipynb"
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         for student, part in (("solution", "source"), ("stub", "release")):
@@ -113,8 +119,8 @@ def solution_and_stub(assignment, repo):
 
 
 def all_checks(assignment, repo):
-    release_dir = os.path.join(repo, "release", assignment.ASSIGNMENT_ID)
-    notebook = os.path.join(release_dir, assignment.NOTEBOOK + ".ipynb")
+    release_dir = os.path.join(repo, "release", assignment.id)
+    notebook = os.path.join(release_dir, assignment.notebook + ".ipynb")
     return {
         "release/ is what `release` builds from source/": drift(assignment, repo),
         "no solution, hidden test or reference in release/": leaks(assignment, release_dir),

@@ -1,58 +1,16 @@
-"""Seeded inputs as data: the published cross-checks, the notebook's examples, the public
-checks shipped to students and the hidden cases used only when grading.
+"""This assignment's seeded inputs as data (grading/cases.py): the published cross-checks,
+the notebook's examples, the public checks shipped to students and the hidden cases used
+only when grading."""
+from dataclasses import dataclass
 
-A recipe is a seed and a list of draws made with ``np.random.RandomState(seed).randn`` in
-order (the legacy generator, whose stream numpy keeps fixed across releases). ``arguments``
-turns the draws into a function's arguments, running the reference forward pass where a
-backward pass needs a cache.
-"""
-import re
-from dataclasses import dataclass, field
-
-import numpy as np
-
-from . import reference
+from ..grading import cases
+from ..grading.cases import Recipe
 from .exercises import BY_NAME
-
-PARAMETERS = {
-    "rnn": ("Wax", "Waa", "Wya", "ba", "by"),
-    "lstm": ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo", "Wy", "by"),
-}
-
-
-@dataclass(frozen=True)
-class Recipe:
-    function: str
-    seed: int
-    draws: tuple                    # (name, shape) in drawing order
-    zeros: tuple = ()               # (name, shape) set to zeros, not drawn
-    shows: tuple = ()               # entries the notebook prints, e.g. "a_next[4][0]"
-    published: dict = field(default_factory=dict)  # entry -> value published for this recipe
-
-    @property
-    def label(self):
-        return f"seed {self.seed}"
-
-
-def draw(recipe):
-    rng = np.random.RandomState(recipe.seed)
-    values = {name: rng.randn(*shape) for name, shape in recipe.draws}
-    values.update({name: np.zeros(shape) for name, shape in recipe.zeros})
-    return values
-
-
-def arguments(function, values):
-    """The argument tuple of ``function`` built from named draws."""
-    ex = BY_NAME[function]
-    values = dict(values, parameters={k: values[k] for k in PARAMETERS[ex.cell_kind]})
-    if ex.forward:
-        out = getattr(reference, ex.forward)(*arguments(ex.forward, values))
-        values["cache"] = values["caches"] = out[-1]
-    return tuple(values[a] for a in ex.args)
 
 
 def inputs(recipe):
-    return arguments(recipe.function, draw(recipe))
+    from . import ASSIGNMENT
+    return cases.inputs(ASSIGNMENT, recipe)
 
 
 def generic_draws(function, n_x, n_a, n_y, m, T_x):
@@ -64,7 +22,7 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
              ("a_prev", (n_a, m)) if is_cell else ("a0", (n_a, m))]
     if cell == "lstm_cell_forward":
         draws.append(("c_prev", (n_a, m)))
-    if ex.cell_kind == "rnn":
+    if "Wax" in ex.parameters:
         draws += [("Wax", (n_a, n_x)), ("Waa", (n_a, n_a)), ("Wya", (n_y, n_a)),
                   ("ba", (n_a, 1)), ("by", (n_y, 1))]
     else:
@@ -74,7 +32,7 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
     if ex.forward:
         if is_cell:
             draws.append(("da_next", (n_a, m)))
-            if ex.cell_kind == "lstm":
+            if "c_prev" in BY_NAME[cell].args:
                 draws.append(("dc_next", (n_a, m)))
         else:
             draws.append(("da", (n_a, m, T_x)))
@@ -196,15 +154,3 @@ def _example(recipe, **changes):
 # covers all 7 steps, so that every example has consistent shapes.
 EXAMPLES = {name: _example(r, **({"da": (5, 10, 7)} if name == "lstm_backward" else {}))
             for name, r in PUBLISHED.items()}
-
-_ENTRY = re.compile(r"^(\w+)((?:\[\d+\])+)$")
-
-
-def entry(function, outputs, key):
-    """Look up an entry such as ``"dWax[3][1]"`` in a function's outputs."""
-    name, index = _ENTRY.match(key).groups()
-    ex = BY_NAME[function]
-    value = outputs[name] if ex.returns_dict else outputs[ex.outputs.index(name)]
-    for i in re.findall(r"\d+", index):
-        value = value[int(i)]
-    return value

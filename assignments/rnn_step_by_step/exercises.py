@@ -3,58 +3,44 @@
 The judge, the public checks, the notebook builder and the report all read this table,
 so adding an output or changing points happens here and nowhere else.
 """
-from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class Exercise:
-    name: str
-    points: float
-    args: tuple            # argument names, in order
-    outputs: tuple         # names of the returned tuple's items, or of the returned dict's keys
-    returns_dict: bool     # backward passes return a dict, forward passes a tuple
-    weights: dict = field(default_factory=dict)  # output -> share of the points (default 1)
-    callees: tuple = ()    # graded functions this one calls; judged with the reference ones
-    forward: str = ""      # for a backward pass: the forward function that makes its cache
-    cell_kind: str = ""    # "rnn" or "lstm"
-    protocol: dict = field(default_factory=dict)  # for a loop over a cell: how it must call it (below)
-
-    def weight(self, output):
-        return self.weights.get(output, 1.0)
-
+from ..grading.assignment import Exercise
 
 RNN_CACHE = ("a_next", "a_prev", "xt", "parameters")
 LSTM_CACHE = ("a_next", "c_next", "a_prev", "c_prev", "ft", "it", "cct", "ot", "xt", "parameters")
+RNN_PARAMS = ("Wax", "Waa", "Wya", "ba", "by")
+LSTM_PARAMS = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo", "Wy", "by")
+RNN = {"parameters": RNN_PARAMS, "cache": RNN_CACHE}
+LSTM = {"parameters": LSTM_PARAMS, "cache": LSTM_CACHE}
 LSTM_GRADS = ("dWf", "dbf", "dWi", "dbi", "dWc", "dbc", "dWo", "dbo")
 
 EXERCISES = (
     Exercise("rnn_cell_forward", 10, ("xt", "a_prev", "parameters"),
-             ("a_next", "yt_pred", "cache"), False, {"a_next": 2, "yt_pred": 2}, cell_kind="rnn"),
+             ("a_next", "yt_pred", "cache"), False, {"a_next": 2, "yt_pred": 2}, **RNN),
     Exercise("rnn_forward", 10, ("x", "a0", "parameters"),
              ("a", "y_pred", "caches"), False, {"a": 2, "y_pred": 2},
-             callees=("rnn_cell_forward",), cell_kind="rnn"),
+             callees=("rnn_cell_forward",), **RNN),
     Exercise("lstm_cell_forward", 15, ("xt", "a_prev", "c_prev", "parameters"),
              ("a_next", "c_next", "yt_pred", "cache"), False,
-             {"a_next": 2, "c_next": 2, "yt_pred": 2}, cell_kind="lstm"),
+             {"a_next": 2, "c_next": 2, "yt_pred": 2}, **LSTM),
     Exercise("lstm_forward", 10, ("x", "a0", "parameters"),
              ("a", "y", "c", "caches"), False, {"a": 2, "y": 2, "c": 2},
-             callees=("lstm_cell_forward",), cell_kind="lstm"),
+             callees=("lstm_cell_forward",), **LSTM),
     Exercise("rnn_cell_backward", 10, ("da_next", "cache"),
              ("dxt", "da_prev", "dWax", "dWaa", "dba"), True,
-             forward="rnn_cell_forward", cell_kind="rnn"),
+             forward="rnn_cell_forward", **RNN),
     Exercise("rnn_backward", 15, ("da", "caches"),
              ("dx", "da0", "dWax", "dWaa", "dba"), True,
-             callees=("rnn_cell_backward",), forward="rnn_forward", cell_kind="rnn"),
+             callees=("rnn_cell_backward",), forward="rnn_forward", **RNN),
     Exercise("lstm_cell_backward", 15, ("da_next", "dc_next", "cache"),
              ("dxt", "da_prev", "dc_prev") + LSTM_GRADS, True,
-             forward="lstm_cell_forward", cell_kind="lstm"),
+             forward="lstm_cell_forward", **LSTM),
     Exercise("lstm_backward", 15, ("da", "caches"),
              ("dx", "da0") + LSTM_GRADS, True,
-             callees=("lstm_cell_backward",), forward="lstm_forward", cell_kind="lstm"),
+             callees=("lstm_cell_backward",), forward="lstm_forward", **LSTM),
 )
 
 # How each sequence function must drive its cell, as data the checks and the judge read
-# (rnn_checks.protocol): where the number of steps comes from and in which order they run;
+# (grading/student_checks.py, protocol): where the number of steps comes from and in which order they run;
 # for each argument of the cell, where it comes from (a slice of an input, an item of an
 # input, or carried from what the previous call returned, starting from ``init``, plus an
 # ``upstream`` slice); and how each returned value relates to what the cell returned

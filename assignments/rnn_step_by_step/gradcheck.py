@@ -5,18 +5,18 @@ sum(a * da) (plus sum(c_next * dc_next) for the LSTM cell), and each wrong gradi
 compared with central differences of the reference forward pass, using the same
 ``numerical_gradient`` students have in rnn_utils.py.
 """
+import functools
+
 import numpy as np
 
 from . import reference
-from .exercises import BY_NAME, GRADIENTS, LSTM_CACHE, RNN_CACHE
+from .exercises import BY_NAME, GRADIENTS
 
 
+@functools.lru_cache(maxsize=None)
 def _utils():
-    from . import shipped_module
-    return shipped_module("rnn_utils.py")
-
-
-utils = _utils()
+    from . import ASSIGNMENT
+    return ASSIGNMENT.shipped_module("rnn_utils.py")
 
 
 def forward_problem(name, args):
@@ -24,7 +24,7 @@ def forward_problem(name, args):
     giving the forward outputs that the backward pass differentiates, and their upstream
     gradient."""
     ex = BY_NAME[name]
-    fields = RNN_CACHE if ex.cell_kind == "rnn" else LSTM_CACHE
+    fields = ex.cache
     if "cell" in name:
         values = dict(zip(fields, args[-1]))
         upstream = args[:-1]
@@ -50,6 +50,7 @@ def lines(name, args, got, wrong, most=3):
     if name not in GRADIENTS or not isinstance(got, dict):
         return []
     out = []
+    utils = _utils()
     values, f, dout = forward_problem(name, args)   # numerical_gradient restores what it nudges
     for key in [k for k in GRADIENTS[name] if k in wrong][:most]:
         target, yours = values[GRADIENTS[name][key]], got.get(key)

@@ -1,43 +1,8 @@
-"""The catalog of mistakes learners make, as data.
-
-Each mistake has one or more variants (the ways learners make it), and each variant is a
-few textual edits of the reference function. Compiling an edited source gives a "mutant".
-The grader names a mistake when a submission's outputs match a mutant's on every hidden
-case (one mistake, or two together); the student checks do the same against fingerprints
-of the mutants' outputs on the public inputs; and the tests check that every mutant fails.
-A mistake that no output comparison can reveal reliably is found by a detector instead:
-``reads_globals`` (the function reads the notebook's variables instead of its arguments).
-"""
-import functools
-import inspect
+"""The catalog of mistakes learners make in this assignment, as data: each a few textual
+edits of the reference (see grading/mutation.py for how mutants are made and used)."""
 import itertools
-from dataclasses import dataclass
 
-import numpy as np
-
-from . import reference
-
-
-@dataclass(frozen=True)
-class Mistake:
-    code: str
-    function: str
-    variants: tuple     # each a tuple of (old, new) replacements in the reference source
-    feedback: str       # what is wrong, why it matters, where to look; never the answer
-    detector: str = ""  # a harness observation that also reveals it (see module docstring)
-    behaviour: tuple = ()  # (aspect, label) pairs of rnn_checks.protocol() that prove it in a loop
-    also: tuple = ()    # other functions where the same mistake is named
-    raises: str = ""    # a regular expression: an exception whose text matches proves it
-
-
-def edits(*pairs):
-    """One variant made of these replacements."""
-    return (tuple(pairs),)
-
-
-def each(*pairs):
-    """One variant per replacement."""
-    return tuple((p,) for p in pairs)
+from ..grading.mutation import Mistake, each, edits
 
 
 def _gate_swaps():
@@ -351,62 +316,3 @@ CATALOG = (
             "carries the gradients back towards the first.",
             behaviour=(("order", "reversed"),)),
 )
-
-BY_CODE = {m.code: m for m in CATALOG}
-
-
-def for_function(name):
-    return [m for m in CATALOG if m.function == name or name in m.also]
-
-
-def variants(name):
-    """Every (code, variant index) of ``name``'s mistakes that outputs reveal (those with a
-    detector are found another way)."""
-    return [(m.code, i) for m in for_function(name) if not m.detector for i in range(len(m.variants))]
-
-
-def mutant_source(function, picks):
-    """The reference ``function``'s source with the given (code, variant index) picks
-    applied. A code alone stands for its first variant."""
-    source = inspect.getsource(getattr(reference, function))
-    for pick in picks:
-        code, index = (pick, 0) if isinstance(pick, str) else pick
-        for old, new in BY_CODE[code].variants[index]:
-            if old not in source:
-                raise ValueError(f"mistake {code}[{index}]: {old!r} is not in {function}")
-            source = source.replace(old, new, 1)
-    return source
-
-
-@functools.lru_cache(maxsize=8192)
-def mutant(function, picks):
-    """The compiled mutant, its callees being the reference's."""
-    namespace = dict(vars(reference))
-    exec(compile(mutant_source(function, picks), f"<mutant {function}>", "exec"), namespace)
-    return namespace[function]
-
-
-def pairs(function, first=None, same_code=False):
-    """Pairs of variants of two different mistakes (or, with ``same_code``, also two variants
-    of one: the same slip made in two gates); those involving ``first`` variants first."""
-    found = variants(function)
-    all_pairs = [(a, b) for a, b in itertools.combinations(found, 2) if same_code or a[0] != b[0]]
-    first = set(first or ())
-    return sorted(all_pairs, key=lambda p: not (p[0] in first or p[1] in first))
-
-
-def run(fn, args):
-    """Call a function on a private copy of its arguments."""
-    return fn(*_copy(args))
-
-
-def _copy(x):
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    if isinstance(x, tuple):
-        return tuple(_copy(v) for v in x)
-    if isinstance(x, list):
-        return [_copy(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _copy(v) for k, v in x.items()}
-    return x

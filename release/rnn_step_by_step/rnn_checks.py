@@ -1,12 +1,13 @@
 """The checks under each exercise, and the words they use.
 
-Run ``check("rnn_cell_forward")`` under your function: it calls your code on worked
+Run ``check("<function name>")`` under your function: it calls your code on worked
 examples and tells you what is wrong, if anything. You never need to compare numbers by
 eye. The autograder describes mistakes with this same module (on hidden inputs), so what
 you read here is what your feedback will say.
 
 Everything here needs numpy alone. The expected outputs live in ``check_data.json``,
-computed from the course's reference solution when this release was built.
+computed from the course's reference solution when this release was built. (This file is
+the course's grading engine's: every assignment ships it under its own name.)
 """
 import base64
 import dis
@@ -21,7 +22,7 @@ import numpy as np
 
 RTOL, ATOL = 1e-5, 1e-7
 # The grader also runs this text inside a kernel with no __file__ (see assignments/grading).
-_HERE = os.path.abspath(globals().get("__file__", "rnn_checks.py"))
+_HERE = os.path.abspath(globals().get("__file__", "checks.py"))
 DATA_FILE = os.path.join(os.path.dirname(_HERE), "check_data.json")
 MAX_DEPTH = 8
 MAX_ITEMS = 10_000
@@ -566,7 +567,7 @@ def _failing_callee(spec, namespace):
 
 # --- Watching a sequence function call its cell ---------------------------------------------
 #
-# A sequence function (rnn_forward, lstm_backward, ...) is a loop around a cell. Handing it a
+# A sequence function (a forward or backward pass through time) is a loop around a cell. Handing it a
 # recording cell shows what it does at each step, whatever its code looks like: which slice
 # and which state it passes, in which order the steps run, and how what it returns relates to
 # what the cell returned. The cell is the course's own in the grader, the learner's own in the

@@ -1,0 +1,199 @@
+"""The assignment contract: what the engine needs from one assignment of the course.
+
+An assignment is a fixed set of files read by one engine, so a new one always goes in the
+same places:
+
+- ``assignments/<id>/``: a package whose ``ASSIGNMENT`` is an instance of a subclass of
+  :class:`Assignment` (the exercises as data, the reference solution, the cases, the
+  catalog of mistakes);
+- ``source/<id>/``: the source notebook ``<id>.ipynb`` (nbgrader markup) and the helper
+  files shipped beside it (e.g. ``rnn_utils.py``).
+
+Everything else (the judge, the students' checks, mutation and diagnosis, the notebook's
+generated cells, the release and its checks, grading) lives in ``assignments/grading`` and
+names no assignment.
+"""
+import abc
+import functools
+import importlib
+import inspect
+import os
+import pkgutil
+from dataclasses import dataclass, field
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STUDENT_CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "student_checks.py")
+CHECK_DATA = "check_data.json"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded function."""
+
+    name: str
+    """The function's name; also the grade_id of its answer cell."""
+    points: float
+    """What it is worth."""
+    args: tuple
+    """Argument names, in order."""
+    outputs: tuple
+    """Names of the returned tuple's items, or of the returned dict's keys."""
+    returns_dict: bool
+    """Backward passes return a dict, forward passes a tuple."""
+    weights: dict = field(default_factory=dict)
+    """Output name -> share of the points (default 1 each)."""
+    callees: tuple = ()
+    """Graded functions this one calls; a caller is judged with the reference callees."""
+    forward: str = ""
+    """For a backward pass: the forward function that makes its cache."""
+    parameters: tuple = ()
+    """Keys of the ``parameters`` dict the function (or its forward pass) reads."""
+    cache: tuple = ()
+    """Names of the fields of one step's cache, in order."""
+    protocol: dict = field(default_factory=dict)
+    """For a loop over a cell: how it must drive the cell (see student_checks.protocol)."""
+
+    def weight(self, output):
+        return self.weights.get(output, 1.0)
+
+
+class Assignment(abc.ABC):
+    """One assignment. Subclasses set the class attributes and implement the abstract
+    methods; the engine calls nothing else."""
+
+    id: str = ""
+    """Folder name in source/, release/ and submitted/<student>/; also the nbgrader assignment id."""
+    notebook: str = ""
+    """The notebook's file name, without .ipynb."""
+    checks_module: str = ""
+    """The name the students' checks ship under in the release (``from <name> import check``)."""
+    exercises: tuple = ()
+    """The graded functions, callees before callers (the judge's order)."""
+    reference = None
+    """The module holding the reference solution: one function per exercise, plus helpers."""
+    reference_helpers: tuple = ()
+    """Names of the reference's helper functions a stand-in callee needs (e.g. activations)."""
+    catalog: tuple = ()
+    """The catalogued mistakes (grading.mutation.Mistake), as data."""
+    case_hints: dict = {}
+    """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
+
+    # --- what each assignment provides ----------------------------------------------------
+
+    @abc.abstractmethod
+    def hidden_cases(self, name):
+        """The hidden tests of ``name`` as (description, arguments, facts); only for grading."""
+
+    @abc.abstractmethod
+    def public_cases(self, name):
+        """The inputs the students' checks run on, as [(label, recipe)]: the notebook's worked
+        example first (grading.cases.Recipe)."""
+
+    @abc.abstractmethod
+    def example(self, name):
+        """The recipe of the worked example the notebook prints for ``name``."""
+
+    def gradient_check_lines(self, name, args, got, wrong):
+        """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
+        return []
+
+    # --- derived by the engine --------------------------------------------------------------
+
+    @functools.cached_property
+    def by_name(self):
+        return {e.name: e for e in self.exercises}
+
+    @property
+    def max_score(self):
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def source_dir(self):
+        return os.path.join(REPO, "source", self.id)
+
+    @property
+    def checks_file(self):
+        return STUDENT_CHECKS
+
+    @functools.cached_property
+    def checks(self):
+        """The students' check module (the engine's comparison code, numpy only)."""
+        spec = importlib.util.spec_from_file_location(f"{self.id}_{self.checks_module}", STUDENT_CHECKS)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    @functools.cached_property
+    def mistakes(self):
+        from .mutation import Catalog
+        return Catalog(self.reference, self.catalog)
+
+    def shipped_module(self, filename):
+        """A helper module students get, loaded from source/ (never from a submission)."""
+        spec = importlib.util.spec_from_file_location(f"{self.id}_{filename[:-3]}", os.path.join(self.source_dir, filename))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def helper_files(self):
+        """The files that ship beside the notebook (what a grading kernel may see)."""
+        own = [f for f in os.listdir(self.source_dir) if not f.endswith(".ipynb") and not f.startswith((".", "__"))]
+        return sorted(set(own) | {self.checks_module + ".py", CHECK_DATA})
+
+    def spec(self, name):
+        """What the comparison needs to know about one function's outputs."""
+        ex = self.by_name[name]
+        return {"name": name, "args": list(ex.args), "outputs": list(ex.outputs),
+                "returns_dict": ex.returns_dict, "callees": list(ex.callees),
+                "cache_fields": list(ex.cache), "protocol": ex.protocol}
+
+    def expected(self, name, args):
+        return self.mistakes.run(getattr(self.reference, name), args)
+
+    def callee_source(self, name):
+        """Source text defining the reference ``name`` and its helpers, to stand in for a
+        learner's version while a caller of it is judged."""
+        functions = [getattr(self.reference, h) for h in self.reference_helpers] + [getattr(self.reference, name)]
+        return "\n\n".join(["import numpy as np"] + [inspect.getsource(f) for f in functions])
+
+    def write_generated(self, folder):
+        """Write the files the engine generates beside the notebook: the students' checks
+        and the data they run on."""
+        from . import check_data
+        with open(STUDENT_CHECKS, encoding="utf-8") as f:
+            checks_text = f.read()
+        with open(os.path.join(folder, self.checks_module + ".py"), "w", encoding="utf-8") as f:
+            f.write(checks_text)
+        with open(os.path.join(folder, CHECK_DATA), "w", encoding="utf-8") as f:
+            f.write(check_data.build(self))
+
+    def refresh_source(self, folder=None):
+        """Rewrite what in source/<id>/ is generated: the notebook's solutions, worked
+        examples and expected outputs, and the generated helper files."""
+        import nbformat
+
+        from . import notebook
+        folder = folder or self.source_dir
+        path = os.path.join(folder, self.notebook + ".ipynb")
+        nb = notebook.refresh(self, nbformat.read(path, as_version=4))
+        nbformat.write(nb, path)
+        self.write_generated(folder)
+
+
+def load(assignment_id):
+    """The assignment ``assignment_id``: the ASSIGNMENT of package assignments.<id>."""
+    try:
+        module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.{assignment_id}")
+    except ImportError as exc:
+        raise KeyError(f"no assignment {assignment_id!r} in this course (known: {', '.join(known()) or 'none'})") from exc
+    found = getattr(module, "ASSIGNMENT", None)
+    if not isinstance(found, Assignment):
+        raise KeyError(f"{module.__name__} defines no ASSIGNMENT (an instance of grading.assignment.Assignment)")
+    return found
+
+
+def known():
+    """The ids of the course's assignments: packages next to grading/ with a source/ folder."""
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return sorted(m.name for m in pkgutil.iter_modules([parent])
+                  if m.ispkg and m.name != "grading" and os.path.isdir(os.path.join(REPO, "source", m.name)))

@@ -1,0 +1,66 @@
+"""Seeded inputs as data.
+
+A recipe is a seed and a list of draws made with ``np.random.RandomState(seed).randn`` in
+order (the legacy generator, whose stream numpy keeps fixed across releases). ``arguments``
+turns the draws into a function's arguments, running the reference forward pass where a
+backward pass needs a cache.
+"""
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Seeded inputs of one function."""
+
+    function: str
+    """The function the inputs are for."""
+    seed: int
+    """Seed of the legacy RandomState the draws come from."""
+    draws: tuple
+    """(name, shape) in drawing order."""
+    zeros: tuple = ()
+    """(name, shape) set to zeros, not drawn."""
+    shows: tuple = ()
+    """Entries the notebook prints, e.g. ``"a_next[4][0]"``."""
+    published: dict = field(default_factory=dict)
+    """Entry -> value published for this recipe."""
+
+    @property
+    def label(self):
+        return f"seed {self.seed}"
+
+
+def draw(recipe):
+    rng = np.random.RandomState(recipe.seed)
+    values = {name: rng.randn(*shape) for name, shape in recipe.draws}
+    values.update({name: np.zeros(shape) for name, shape in recipe.zeros})
+    return values
+
+
+def arguments(assignment, function, values):
+    """The argument tuple of ``function`` built from named draws."""
+    ex = assignment.by_name[function]
+    values = dict(values, parameters={k: values[k] for k in ex.parameters})
+    if ex.forward:
+        out = getattr(assignment.reference, ex.forward)(*arguments(assignment, ex.forward, values))
+        values["cache"] = values["caches"] = out[-1]
+    return tuple(values[a] for a in ex.args)
+
+
+def inputs(assignment, recipe):
+    return arguments(assignment, recipe.function, draw(recipe))
+
+
+_ENTRY = re.compile(r"^(\w+)((?:\[\d+\])+)$")
+
+
+def entry(exercise, outputs, key):
+    """Look up an entry such as ``"dWax[3][1]"`` in a function's outputs."""
+    name, index = _ENTRY.match(key).groups()
+    value = outputs[name] if exercise.returns_dict else outputs[exercise.outputs.index(name)]
+    for i in re.findall(r"\d+", index):
+        value = value[int(i)]
+    return value
