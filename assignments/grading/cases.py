@@ -64,3 +64,44 @@ def entry(exercise, outputs, key):
     for i in re.findall(r"\d+", index):
         value = value[int(i)]
     return value
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A case's sizes; hidden ones make every size different so axis mix-ups show. An
+    assignment subclasses it to say what each function draws (``draws``) and in which order
+    its functions come (``functions``, for the seeds)."""
+
+    seed: int
+    n_x: int
+    n_a: int
+    n_y: int
+    m: int
+    T_x: int
+    zero: tuple = ()
+    """Inputs set to zeros instead of drawn (where the function has them)."""
+
+    functions = ()
+
+    def draws(self, function):
+        """(name, shape) of everything ``function``'s case draws, in order."""
+        raise NotImplementedError
+
+    def recipe(self, function):
+        """Each function draws with its own seed: a backward case's cache must never be a
+        forward function's hidden answer."""
+        draws = self.draws(function)
+        seed = self.seed + 100_000 * (1 + list(self.functions).index(function))
+        return Recipe(function, seed, tuple(d for d in draws if d[0] not in self.zero),
+                      tuple(d for d in draws if d[0] in self.zero))
+
+    def facts(self, function):
+        """Traits that may explain why a case passes or fails (Assignment.case_hints)."""
+        found = {"m=1"} if self.m == 1 else set()
+        found |= {f"{name}=0" for name, _ in self.recipe(function).zeros}
+        return found | ({"T_x=1"} if self.T_x == 1 and "cell" not in function else set())
+
+    def describe(self, function):
+        t = "" if "cell" in function else f", T_x={self.T_x}"
+        zeros = "".join(f", {name} = 0" for name, _ in self.recipe(function).zeros)
+        return f"n_x={self.n_x}, n_a={self.n_a}, n_y={self.n_y}, m={self.m}{t}{zeros}"

@@ -1,8 +1,6 @@
 """This assignment's seeded inputs as data (grading/cases.py): the published cross-checks,
 the notebook's examples, the public checks shipped to students and the hidden cases used
 only when grading."""
-from dataclasses import dataclass
-
 from ..grading import cases
 from ..grading.cases import Recipe
 from .exercises import BY_NAME
@@ -39,36 +37,12 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
     return tuple(draws)
 
 
-@dataclass(frozen=True)
-class Shape:
-    """A case's sizes; hidden ones make every size different so axis mix-ups show."""
-    seed: int
-    n_x: int
-    n_a: int
-    n_y: int
-    m: int
-    T_x: int
-    zero: tuple = ()    # inputs set to zeros instead of drawn (where the function has them)
+class Shape(cases.Shape):
+    """A case's sizes (grading/cases.py), drawing this assignment's inputs."""
+    functions = tuple(BY_NAME)
 
-    def recipe(self, function):
-        """Each function draws with its own seed: a backward case's cache must never be a
-        forward function's hidden answer."""
-        dims = (self.n_x, self.n_a, self.n_y, self.m, self.T_x)
-        draws = generic_draws(function, *dims)
-        seed = self.seed + 100_000 * (1 + list(BY_NAME).index(function))
-        return Recipe(function, seed, tuple(d for d in draws if d[0] not in self.zero),
-                      tuple(d for d in draws if d[0] in self.zero))
-
-    def facts(self, function):
-        """Traits that may explain why a case passes or fails (see CASE_HINTS)."""
-        found = {"m=1"} if self.m == 1 else set()
-        found |= {f"{name}=0" for name, _ in self.recipe(function).zeros}
-        return found | ({"T_x=1"} if self.T_x == 1 and "cell" not in function else set())
-
-    def describe(self, function):
-        t = "" if "cell" in function else f", T_x={self.T_x}"
-        zeros = "".join(f", {name} = 0" for name, _ in self.recipe(function).zeros)
-        return f"n_x={self.n_x}, n_a={self.n_a}, n_y={self.n_y}, m={self.m}{t}{zeros}"
+    def draws(self, function):
+        return generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
 
 
 # Shipped with the release: students' checks run these. The notebook examples come first.
