@@ -1,0 +1,91 @@
+"""Seeded inputs of the GRU assignment as data: the notebook's worked examples, the public
+checks shipped to students and the hidden cases used only when grading.
+
+A recipe is a seed and a list of draws made with ``np.random.RandomState(seed).randn`` in
+order (the legacy generator, whose stream numpy keeps fixed across releases). ``arguments``
+turns the draws into a function's arguments, running the reference forward pass where a
+backward pass needs a cache.
+"""
+# Generic pieces still living with the RNN assignment (to move to assignments/grading/).
+from assignments.rnn_step_by_step.cases import Recipe, draw
+from assignments.rnn_step_by_step.cases import Shape as _Shape
+
+from . import reference
+from .exercises import BY_NAME, GRU_PARAMS
+
+PARAMETERS = {"gru": GRU_PARAMS + ("Wy", "by")}
+
+
+def arguments(function, values):
+    """The argument tuple of ``function`` built from named draws."""
+    ex = BY_NAME[function]
+    values = dict(values, parameters={k: values[k] for k in PARAMETERS[ex.cell_kind]})
+    if ex.forward:
+        out = getattr(reference, ex.forward)(*arguments(ex.forward, values))
+        values["cache"] = values["caches"] = out[-1]
+    return tuple(values[a] for a in ex.args)
+
+
+def inputs(recipe):
+    return arguments(recipe.function, draw(recipe))
+
+
+def generic_draws(function, n_x, n_a, n_y, m, T_x):
+    """The draw list for any shape: inputs, then parameters (gate by gate, weight before
+    bias, then the output layer), then the upstream gradient."""
+    cell = "cell" in function
+    draws = [("xt", (n_x, m)) if cell else ("x", (n_x, m, T_x)),
+             ("a_prev", (n_a, m)) if cell else ("a0", (n_a, m))]
+    for gate in "rzc":
+        draws += [(f"W{gate}", (n_a, n_a + n_x)), (f"b{gate}", (n_a, 1))]
+    draws += [("Wy", (n_y, n_a)), ("by", (n_y, 1))]
+    if BY_NAME[function].forward:
+        draws.append(("da_next", (n_a, m)) if cell else ("da", (n_a, m, T_x)))
+    return tuple(draws)
+
+
+class Shape(_Shape):
+    """A case's sizes (see the RNN's Shape); draws the GRU's inputs."""
+
+    def recipe(self, function):
+        """Each function draws with its own seed: a backward case's cache must never be a
+        forward function's hidden answer."""
+        draws = generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
+        seed = self.seed + 100_000 * (1 + list(BY_NAME).index(function))
+        return Recipe(function, seed, tuple(d for d in draws if d[0] not in self.zero),
+                      tuple(d for d in draws if d[0] in self.zero))
+
+
+# Shipped with the release: students' checks run these. The notebook examples come first.
+PUBLIC_SHAPES = (Shape(17, n_x=4, n_a=3, n_y=2, m=1, T_x=2),)
+
+# Never shipped: only the grader draws them. All sizes differ within a case; one has m = 1,
+# one T_x = 1, one a0 = 0 (a sequence that starts from rest, as in most uses of a GRU).
+HIDDEN_SHAPES = (
+    Shape(1019, n_x=4, n_a=6, n_y=3, m=5, T_x=7),
+    Shape(2039, n_x=7, n_a=3, n_y=5, m=1, T_x=4),
+    Shape(3049, n_x=2, n_a=5, n_y=4, m=3, T_x=1),
+    Shape(4073, n_x=6, n_a=4, n_y=2, m=8, T_x=9),
+    Shape(5099, n_x=3, n_a=7, n_y=6, m=2, T_x=5, zero=("a0",)),
+)
+
+
+def hidden_recipes(function):
+    return [s.recipe(function) for s in HIDDEN_SHAPES]
+
+
+def public_recipes(function):
+    return [EXAMPLES[function]] + [s.recipe(function) for s in PUBLIC_SHAPES]
+
+
+# The notebook's worked examples: the sizes learners know from the RNN and LSTM examples
+# (n_x = 3, n_a = 5, n_y = 2, m = 10, T_x = 4), seed 1, and the entries each one prints.
+_SHOWS = {
+    "gru_cell_forward": ("a_next[4][0]", "a_next[2][9]", "yt_pred[1][0]"),
+    "gru_forward": ("a[4][1]", "y_pred[1][3]"),
+    "gru_cell_backward": ("dxt[1][2]", "da_prev[2][3]", "dWr[3][1]", "dWz[1][2]", "dWc[3][1]",
+                          "dbr[4]", "dbz[4]", "dbc[4]"),
+    "gru_backward": ("dx[1][2]", "da0[2][3]", "dWr[3][1]", "dWz[1][2]", "dWc[3][1]", "dbc[4]"),
+}
+EXAMPLES = {name: Recipe(name, 1, generic_draws(name, n_x=3, n_a=5, n_y=2, m=10, T_x=4), shows=shows)
+            for name, shows in _SHOWS.items()}
