@@ -18,6 +18,8 @@ REPO = os.path.dirname(HERE)
 CLASSES = {  # assignment -> student -> answer files, later ones overriding earlier ones
     "rnn_step_by_step": {"ada": ["ada.py"], "ben": ["ada.py", "ben.py"], "chloe": ["ada.py", "chloe.py"],
                          "dev": ["ada.py", "dev.py"], "eve": ["ada.py", "eve.py"]},
+    "gru_step_by_step": {"ada": ["ada.py"], "ben": ["ada.py", "ben.py"], "chloe": ["ada.py", "chloe.py"],
+                         "dev": ["ada.py", "dev.py"], "eve": ["ada.py", "eve.py"]},
 }
 NOT_A_NOTEBOOK = {("finn", "rnn_step_by_step"): "I ran out of time, sorry! I'll send the notebook tomorrow.\n"}
 

@@ -111,7 +111,7 @@ _SANDBOXED = {"sample_class", "hostile"}
 _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",),
                  "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
-                 "test_browser": ("browser", "slow")}
+                 "test_browser": ("browser", "slow"), "test_course": ("sandbox",)}
 
 
 def pytest_collection_modifyitems(items):

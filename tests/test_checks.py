@@ -5,10 +5,11 @@ import time
 import nbformat
 import numpy as np
 import pytest
-from conftest import RELEASE, REPO
 from nbclient import NotebookClient
 
 from assignments.rnn_step_by_step.exercises import EXERCISES
+
+from conftest import RELEASE, REPO
 
 NAMES = [e.name for e in EXERCISES]
 

@@ -10,12 +10,13 @@ import subprocess
 import tempfile
 
 import pytest
-from conftest import gradebook_dump
 from traitlets.config import Config
 
 from assignments.grading import pipeline
 from assignments.grading.dispatch import ClusterUnfit
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
+
+from conftest import gradebook_dump
 
 PORT = 54329
 

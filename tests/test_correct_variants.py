@@ -7,11 +7,12 @@ import sys
 
 import nbformat
 import pytest
-from conftest import RELEASE, REPO
 
 from assignments.grading import local, pipeline
 from assignments.grading.submissions import answer_cells, fill
 from assignments.rnn_step_by_step import reference
+
+from conftest import RELEASE, REPO
 
 STYLES = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "correct", "*.py"))) + \
     [os.path.join(REPO, "samples", "answers", "rnn_step_by_step", "ada.py")]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import nbformat
+
 from conftest import REPO
 
 EXPECTED = os.path.join(REPO, "tests", "expected", "sample_results.json")

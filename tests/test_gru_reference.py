@@ -87,16 +87,16 @@ def indep_cell_forward(xt, a_prev, p):
                 s = b[i]
                 for k in range(n_a):
                     s += Wa[i, k] * a[k]
-                for l in range(n_x):
-                    s += Wx[i, l] * x[l]
+                for q in range(n_x):
+                    s += Wx[i, q] * x[q]
                 out[i, j] = _sig(s)
         Wa, Wx, b = B["c"]
         for i in range(n_a):
             s = b[i]
             for k in range(n_a):
                 s += Wa[i, k] * (r[k, j] * a[k])
-            for l in range(n_x):
-                s += Wx[i, l] * x[l]
+            for q in range(n_x):
+                s += Wx[i, q] * x[q]
             c[i, j] = math.tanh(s)
             a_next[i, j] = a[i] + u[i, j] * (c[i, j] - a[i])     # move from a towards c by u
         logits = [p["by"][q, 0] + sum(p["Wy"][q, i] * a_next[i, j] for i in range(n_a)) for q in range(n_y)]
@@ -128,15 +128,15 @@ def indep_cell_backward(da_next, xt, a_prev, p, grads):
                 grads["db" + gate][i, 0] += pre[gate][i]
                 for k in range(n_a):
                     grads["dW" + gate][i, k] += pre[gate][i] * state_in[gate][k]
-                for l in range(n_x):
-                    grads["dW" + gate][i, n_a + l] += pre[gate][i] * x[l]
+                for q in range(n_x):
+                    grads["dW" + gate][i, n_a + q] += pre[gate][i] * x[q]
         for k in range(n_a):
             total = g[k] * (1 - u[k, j]) + gs[k] * r[k, j]
             for i in range(n_a):
                 total += B["r"][0][i, k] * gr[i] + B["z"][0][i, k] * gu[i]
             da_prev[k, j] = total
-        for l in range(n_x):
-            dxt[l, j] = sum(B[gate][1][i, l] * pre[gate][i] for gate in "rzc" for i in range(n_a))
+        for q in range(n_x):
+            dxt[q, j] = sum(B[gate][1][i, q] * pre[gate][i] for gate in "rzc" for i in range(n_a))
     return dxt, da_prev
 
 
@@ -147,7 +147,7 @@ def _zero_grads(p):
 def indep(function, v):
     """The independent implementation of ``function`` on named draws ``v``, returned in the
     reference's output layout (cache entries only where they are arrays we recompute)."""
-    p = {k: v[k] for k in cases.PARAMETERS["gru"]}
+    p = {k: v[k] for k in BY_NAME["gru_cell_forward"].parameters}
     if function == "gru_cell_forward":
         return indep_cell_forward(v["xt"], v["a_prev"], p)
     if function == "gru_forward":

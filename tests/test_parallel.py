@@ -4,13 +4,14 @@ import csv
 import os
 
 from bs4 import BeautifulSoup
-from conftest import gradebook_dump
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
 from assignments.grading import pipeline
 from assignments.grading.course import coursedir, load_config
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
+
+from conftest import gradebook_dump
 
 
 def sqlite(out):

@@ -4,10 +4,11 @@ import re
 
 import nbformat
 import pytest
-from conftest import RELEASE, REPO
 
 from assignments.grading import release_checks
 from assignments.rnn_step_by_step.exercises import EXERCISES
+
+from conftest import RELEASE, REPO
 
 SOURCE = os.path.join(REPO, "source", "rnn_step_by_step")
 

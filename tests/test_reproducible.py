@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import REPO
 
 AID = "rnn_step_by_step"

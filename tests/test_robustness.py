@@ -10,9 +10,10 @@ import tempfile
 import time
 
 import pytest
-from conftest import REPO, build_samples
 
 from assignments.grading import kernel, pipeline
+
+from conftest import REPO, build_samples
 
 
 @functools.lru_cache(maxsize=None)

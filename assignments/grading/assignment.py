@@ -7,7 +7,7 @@ same places:
   :class:`Assignment` (the exercises as data, the reference solution, the cases, the
   catalog of mistakes);
 - ``source/<id>/``: the source notebook ``<id>.ipynb`` (nbgrader markup) and the helper
-  files shipped beside it (e.g. ``rnn_utils.py``).
+  files shipped beside it (e.g. a module of activation functions).
 
 Everything else (the judge, the students' checks, mutation and diagnosis, the notebook's
 generated cells, the release and its checks, grading) lives in ``assignments/grading`` and
@@ -24,6 +24,21 @@ from dataclasses import dataclass, field
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STUDENT_CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "student_checks.py")
 CHECK_DATA = "check_data.json"
+
+
+# What the judge tells a learner when a fact about the cases separates the passing ones from
+# the failing ones: (when only such cases pass, when only such cases fail). Assignments add
+# their own (Assignment.case_hints).
+COMMON_CASE_HINTS = {
+    "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
+              "carry over from one time step to the next.",
+              "It fails only when the sequence has a single time step (T_x = 1): look for code that "
+              "assumes at least two steps."),
+    "m=1": ("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
+            "handled, for instance in sums and in shapes.",
+            "It fails only with a single example (m = 1): look for code that drops or confuses the "
+            "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+}
 
 
 @dataclass(frozen=True)

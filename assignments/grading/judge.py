@@ -248,7 +248,7 @@ class Judge:
         return same & nonzero
 
     def findings(self, name, outcomes):
-        """What each case's recorded calls show about the loop (rnn_checks.protocol), or []."""
+        """What each case's recorded calls show about the loop (student_checks.protocol), or []."""
         spec = self.a.spec(name)
         if not spec.get("protocol"):
             return []

@@ -52,7 +52,7 @@ def leaks(assignment, release_dir):
     problems = []
     graded = [getattr(assignment.reference, e.name) for e in assignment.exercises]
     # every statement of the reference solution that computes something (the notebook's text
-    # gives the API away on purpose: sizes, cache layouts; helpers like softmax ship by design)
+    # gives the API away on purpose: sizes, cache layouts; the helpers shipped beside it by design)
     helpers = tuple(f"{name}(" for name in assignment.reference_helpers) + tuple(f"{e.name}(" for e in assignment.exercises)
     computes = ("@", "np.", "*", "+=") + helpers
     statements = {line.strip() for fn in graded for line in inspect.getsource(fn).splitlines()[1:]

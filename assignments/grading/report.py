@@ -2,7 +2,7 @@
 
 
 def _short(name):
-    return "".join(part[0] for part in name.split("_"))   # rnn_cell_forward -> rcf
+    return "".join(part[0] for part in name.split("_"))   # some_cell_forward -> scf
 
 
 def summary(results):

@@ -38,9 +38,20 @@ def alembic_head():
 
 
 def _engine(db_url):
-    if db_url not in _ENGINES:
-        _ENGINES[db_url] = create_engine(db_url, echo=False, future=True)
-    return _ENGINES[db_url]
+    """One engine per database; an SQLite file deleted and made again (a rerun into the
+    same folder) is a new database, so it gets a new engine."""
+    key = db_url
+    if db_url.startswith("sqlite:///"):
+        try:
+            st = os.stat(db_url[len("sqlite:///"):])
+            key = (db_url, st.st_dev, st.st_ino)
+        except OSError:
+            key = (db_url, None)
+    if key not in _ENGINES:
+        for old in [k for k in _ENGINES if k == db_url or (isinstance(k, tuple) and k[0] == db_url)]:
+            _ENGINES.pop(old).dispose()
+        _ENGINES[key] = create_engine(db_url, echo=False, future=True)
+    return _ENGINES[key]
 
 
 def _gradebook_init(self, db_url, course_id="default_course", authenticator=None):

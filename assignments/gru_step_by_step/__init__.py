@@ -1,28 +1,42 @@
 """The GRU assignment: the second of the course, after the RNN and the LSTM.
 
-Assignment-specific content only: the reference (reference.py), the graded functions
-(exercises.py), the seeded cases (cases.py) and the catalog of mistakes (mistakes.py). The
-notebook is source/gru_step_by_step/gru_step_by_step.ipynb, shipped with gru_utils.py.
+Its notebook and shipped helper (gru_utils.py) are in source/gru_step_by_step/; this package
+holds what the engine reads through the contract (grading/assignment.py): the reference, the
+graded functions, the seeded cases and the catalog of mistakes.
 """
-import os
+from ..grading.assignment import COMMON_CASE_HINTS, Assignment
+from . import cases, mistakes, reference
+from .exercises import EXERCISES
 
-import assignments.rnn_step_by_step as _rnn
-
-from . import cases, mistakes, reference  # noqa: F401 (the package's contents)
-from .exercises import BY_NAME, EXERCISES, GRADIENTS, GRU_CACHE, MAX_SCORE  # noqa: F401 (the package's contents)
-
-ASSIGNMENT_ID = "gru_step_by_step"
-NOTEBOOK = "gru_step_by_step"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT_ID)
-
-# What it tells a learner when a fact about the cases separates the passing ones from the
-# failing ones: (when only such cases pass, when only such cases fail). The T_x = 1 and m = 1
-# hints are the RNN assignment's (generic, to move to assignments/grading/ with it).
 CASE_HINTS = {
-    **{fact: _rnn.CASE_HINTS[fact] for fact in ("T_x=1", "m=1")},
-    "a0=0": (("It is right only when the initial hidden state is zero (a0 = 0): look at how a0 "
-              "reaches the first step."),
-             ("It fails only when the initial hidden state is zero (a0 = 0): look for code that "
-              "divides by the state or treats a zero state as missing.")),
+    **COMMON_CASE_HINTS,
+    "a0=0": ("It is right only when the initial hidden state is zero (a0 = 0): look at how a0 "
+             "reaches the first step.",
+             "It fails only when the initial hidden state is zero (a0 = 0): look for code that "
+             "divides by the state or treats a zero state as missing."),
 }
+
+
+class GRUStepByStep(Assignment):
+    id = "gru_step_by_step"
+    notebook = "gru_step_by_step"
+    checks_module = "gru_checks"
+    exercises = EXERCISES
+    reference = reference
+    reference_helpers = ("sigmoid", "softmax")
+    catalog = mistakes.CATALOG
+    case_hints = CASE_HINTS
+
+    def hidden_cases(self, name):
+        return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)), s.facts(name))
+                for s in cases.HIDDEN_SHAPES]
+
+    def public_cases(self, name):
+        return ([("the worked example above", cases.EXAMPLES[name])]
+                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in cases.PUBLIC_SHAPES])
+
+    def example(self, name):
+        return cases.EXAMPLES[name]
+
+
+ASSIGNMENT = GRUStepByStep()

@@ -1,33 +1,18 @@
-"""Seeded inputs of the GRU assignment as data: the notebook's worked examples, the public
-checks shipped to students and the hidden cases used only when grading.
-
-A recipe is a seed and a list of draws made with ``np.random.RandomState(seed).randn`` in
-order (the legacy generator, whose stream numpy keeps fixed across releases). ``arguments``
-turns the draws into a function's arguments, running the reference forward pass where a
-backward pass needs a cache.
-"""
-# Generic pieces still living with the RNN assignment (to move to assignments/grading/).
-from assignments.rnn_step_by_step.cases import Recipe, draw
-from assignments.rnn_step_by_step.cases import Shape as _Shape
-
-from . import reference
-from .exercises import BY_NAME, GRU_PARAMS
-
-PARAMETERS = {"gru": GRU_PARAMS + ("Wy", "by")}
+"""Seeded inputs of the GRU assignment as data (grading/cases.py): the notebook's worked
+examples, the public checks shipped to students and the hidden cases used only when grading."""
+from ..grading import cases
+from ..grading.cases import Recipe
+from .exercises import BY_NAME
 
 
 def arguments(function, values):
-    """The argument tuple of ``function`` built from named draws."""
-    ex = BY_NAME[function]
-    values = dict(values, parameters={k: values[k] for k in PARAMETERS[ex.cell_kind]})
-    if ex.forward:
-        out = getattr(reference, ex.forward)(*arguments(ex.forward, values))
-        values["cache"] = values["caches"] = out[-1]
-    return tuple(values[a] for a in ex.args)
+    from . import ASSIGNMENT
+    return cases.arguments(ASSIGNMENT, function, values)
 
 
 def inputs(recipe):
-    return arguments(recipe.function, draw(recipe))
+    from . import ASSIGNMENT
+    return cases.inputs(ASSIGNMENT, recipe)
 
 
 def generic_draws(function, n_x, n_a, n_y, m, T_x):
@@ -44,16 +29,12 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
     return tuple(draws)
 
 
-class Shape(_Shape):
-    """A case's sizes (see the RNN's Shape); draws the GRU's inputs."""
+class Shape(cases.Shape):
+    """A case's sizes (grading/cases.py), drawing the GRU's inputs."""
+    functions = tuple(BY_NAME)
 
-    def recipe(self, function):
-        """Each function draws with its own seed: a backward case's cache must never be a
-        forward function's hidden answer."""
-        draws = generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
-        seed = self.seed + 100_000 * (1 + list(BY_NAME).index(function))
-        return Recipe(function, seed, tuple(d for d in draws if d[0] not in self.zero),
-                      tuple(d for d in draws if d[0] in self.zero))
+    def draws(self, function):
+        return generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
 
 
 # Shipped with the release: students' checks run these. The notebook examples come first.

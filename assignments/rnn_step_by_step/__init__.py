@@ -3,21 +3,14 @@
 Its notebook and shipped helper (rnn_utils.py) are in source/rnn_step_by_step/; this package
 holds what the engine reads through the contract (grading/assignment.py).
 """
-from ..grading.assignment import Assignment
+from ..grading.assignment import COMMON_CASE_HINTS, Assignment
 from . import cases, mistakes, reference
 from .exercises import EXERCISES
 
 # What it tells a learner when a fact about the cases separates the passing ones from the
 # failing ones: (when only such cases pass, when only such cases fail).
 CASE_HINTS = {
-    "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
-              "carry over from one time step to the next.",
-              "It fails only when the sequence has a single time step (T_x = 1): look for code that "
-              "assumes at least two steps."),
-    "m=1": ("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
-            "handled, for instance in sums and in shapes.",
-            "It fails only with a single example (m = 1): look for code that drops or confuses the "
-            "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+    **COMMON_CASE_HINTS,
     "dc_next=0": ("It is right only when no gradient arrives on the cell state (dc_next = 0): look at every "
                   "place where dc_next should contribute.",
                   "It fails only when dc_next = 0: look for code that assumes a non-zero gradient on the "

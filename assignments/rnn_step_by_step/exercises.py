@@ -4,6 +4,7 @@ The judge, the public checks, the notebook builder and the report all read this 
 so adding an output or changing points happens here and nowhere else.
 """
 from ..grading.assignment import Exercise
+from ..grading.protocols import backward_loop, forward_loop
 
 RNN_CACHE = ("a_next", "a_prev", "xt", "parameters")
 LSTM_CACHE = ("a_next", "c_next", "a_prev", "c_prev", "ft", "it", "cct", "ot", "xt", "parameters")
@@ -39,35 +40,14 @@ EXERCISES = (
              callees=("lstm_cell_backward",), forward="lstm_forward", **LSTM),
 )
 
-# How each sequence function must drive its cell, as data the checks and the judge read
-# (grading/student_checks.py, protocol): where the number of steps comes from and in which order they run;
-# for each argument of the cell, where it comes from (a slice of an input, an item of an
-# input, or carried from what the previous call returned, starting from ``init``, plus an
-# ``upstream`` slice); and how each returned value relates to what the cell returned
-# ("stack": one step per slice, "final": the last call's, "sum": over all calls, "caches").
-def _forward(callee, state, outputs):
-    args = [{"name": "xt", "slice": "x"}, {"name": "a_prev", "carry": "a_next", "init": "a0"}]
-    if state:
-        args.append({"name": "c_prev", "carry": "c_next", "init": "zeros", "alt_init": "a0"})
-    return {"callee": callee, "steps_from": ["x", 2], "reverse": False, "args": args, "outputs": outputs}
-
-
-def _backward(callee, state, grads):
-    args = [{"name": "da_next", "carry": "da_prev", "init": "zeros", "upstream": "da"}]
-    if state:
-        args.append({"name": "dc_next", "carry": "dc_prev", "init": "zeros"})
-    args.append({"name": "cache", "item": "caches"})
-    outputs = {"dx": ["stack", "dxt"], "da0": ["final", "da_prev"], **{g: ["sum", g] for g in grads}}
-    return {"callee": callee, "steps_from": ["da", 2], "reverse": True, "args": args, "outputs": outputs}
-
-
+# How each sequence function must drive its cell (grading/protocols.py).
 PROTOCOLS = {
-    "rnn_forward": _forward("rnn_cell_forward", False, {"a": ["stack", "a_next"], "y_pred": ["stack", "yt_pred"],
+    "rnn_forward": forward_loop("rnn_cell_forward", {"a": ["stack", "a_next"], "y_pred": ["stack", "yt_pred"],
                                                         "caches": ["caches", "cache"]}),
-    "lstm_forward": _forward("lstm_cell_forward", True, {"a": ["stack", "a_next"], "y": ["stack", "yt_pred"],
-                                                         "c": ["stack", "c_next"], "caches": ["caches", "cache"]}),
-    "rnn_backward": _backward("rnn_cell_backward", False, ("dWax", "dWaa", "dba")),
-    "lstm_backward": _backward("lstm_cell_backward", True, LSTM_GRADS),
+    "lstm_forward": forward_loop("lstm_cell_forward", {"a": ["stack", "a_next"], "y": ["stack", "yt_pred"],
+                                                     "c": ["stack", "c_next"], "caches": ["caches", "cache"]}, memory=True),
+    "rnn_backward": backward_loop("rnn_cell_backward", ("dWax", "dWaa", "dba")),
+    "lstm_backward": backward_loop("lstm_cell_backward", LSTM_GRADS, memory=True),
 }
 EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {})}) for e in EXERCISES)
 BY_NAME = {e.name: e for e in EXERCISES}
