@@ -237,7 +237,7 @@ CATALOG = (
             edits(("grads[name] += step[name]", "grads[name] += 2 * step[name]")),
             "Each step's weight gradients are added twice to the running total (for example the "
             "total added to itself as well as the step's gradient). Add each step's gradient once.",
-            behaviour=(("sum", "twice"), ("sum", "twice_last"))),
+            behaviour=(("sum", "twice"), ("sum", "twice_last"), ("sum", "doubling"))),
     Mistake("gru_time_order", "gru_backward",
             edits(("for t in reversed(range(T_x)):", "for t in range(T_x):")),
             "Time is walked forwards. Backpropagation through time starts at the last step, "

@@ -283,7 +283,7 @@ CATALOG = (
                   ('dba += grads["dba"]', 'dba += 2 * grads["dba"]')),
             "Each step's weight gradients are added twice to the running total (for example the total "
             "added to itself as well as the step's gradient). Add each step's gradient once.",
-            behaviour=(("sum", "twice"), ("sum", "twice_last"))),
+            behaviour=(("sum", "twice"), ("sum", "twice_last"), ("sum", "doubling"))),
     Mistake("lstm_gate_derivatives_missing", "lstm_cell_backward",
             edits(("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it"), ("dit = dc * cct * it * (1 - it)", "dit = dc * cct"),
                   ("dft = dc * c_prev * ft * (1 - ft)", "dft = dc * c_prev"), ("dot = da_next * tanh_c * ot * (1 - ot)", "dot = da_next * tanh_c")),
@@ -309,7 +309,7 @@ CATALOG = (
             edits(("grads[name] += step[name]", "grads[name] += 2 * step[name]")),
             "Each step's weight gradients are added twice to the running total (for example the total "
             "added to itself as well as the step's gradient). Add each step's gradient once.",
-            behaviour=(("sum", "twice"), ("sum", "twice_last"))),
+            behaviour=(("sum", "twice"), ("sum", "twice_last"), ("sum", "doubling"))),
     Mistake("lstm_time_order", "lstm_backward",
             edits(("for t in reversed(range(T_x)):", "for t in range(T_x):")),
             "Time is walked forwards. Backpropagation through time starts at the last step and "

@@ -817,8 +817,11 @@ def _returned(how, field, value, cell, inputs, calls, steps, p, name):
         return ("unknown", f"{name} is not the {field} returned by the last call")
     if how == "sum":
         total = sum(per)
+        doubling = per[0]   # the running total added to itself as well as the step: t = 2 t + g
+        for g in per[1:]:
+            doubling = 2 * doubling + g
         options = {"ok": total, "last": per[-1], "first": per[0], "twice": 2 * total,
-                   "twice_last": total + per[-1], "mean": total / len(per)}
+                   "twice_last": total + per[-1], "doubling": doubling, "mean": total / len(per)}
         for label, v in options.items():
             if _close(value, v) and (label == "ok" or not _close(v, total)):
                 return (label, "")
