@@ -1,7 +1,5 @@
 """nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
 import functools
-import json
-import secrets
 import time
 
 from jupyter_core.utils import run_sync
@@ -13,35 +11,10 @@ from traitlets import Bool, Float, Integer, Unicode, default
 
 from . import harness
 from .assignment import load as load_assignment
+from .channel import Channel, OutputBudget
 from .judge import Judge, read_reply
 from .judge import request as judge_request
 from .kernel import SPARE, GradingKernelManager
-
-# Run once in every new kernel, before any of the learner's code: builds the harness in a
-# private namespace whose builtins and modules are copies taken now, so that whatever the
-# learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own,
-# and registers harness.heal to undo rebound module attributes after every cell.
-SETUP = '''\
-def __grader_setup(token, source):
-    import builtins, json, sys, types
-    import numpy
-    from IPython import get_ipython
-    from IPython.display import publish_display_data
-    ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
-    exec(compile(source, "<grader>", "exec"), ns)
-    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
-        if isinstance(ns.get(name), types.ModuleType):
-            ns[name] = types.SimpleNamespace(**vars(ns[name]))
-    ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
-    ns["_pristine"] = [(m, dict(vars(m))) for m in (builtins, numpy, json)]
-    get_ipython().events.register("post_run_cell", ns["heal"])
-    cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"])})
-    sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
-__grader_setup(TOKEN, SOURCE)
-del __grader_setup
-'''
-# Reaches the harness without looking up a single name the learner could have rebound.
-ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({payload!r})"
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,8 +71,9 @@ class JudgedExecute(Execute):
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        self._events, self._clean, self._sizes, self._deadline = [], [], {}, time.monotonic() + self.notebook_timeout
-        self._nonce = None   # the reply the grader is waiting for, while a judged call runs
+        self._events, self._clean, self._deadline = [], [], time.monotonic() + self.notebook_timeout
+        self._budget = OutputBudget(self.max_output_bytes)
+        self._channel = Channel(self._kernel_source, self.max_reply_bytes)
         tests = {}
         with self.setup_kernel():
             self._ready()
@@ -160,9 +134,7 @@ class JudgedExecute(Execute):
         """A fresh kernel: wait for it, then install the harness before any learner code."""
         info = self.wait_for_reply(self.kc.kernel_info())
         self.nb.metadata["language_info"] = info["content"]["language_info"]
-        self._token = secrets.token_hex(8)
-        setup = SETUP.replace("TOKEN, SOURCE", f"{self._token!r}, {self._kernel_source!r}")
-        self._quiet(setup, 0, timeout=60)
+        self._quiet(self._channel.setup_code(), 0, timeout=60)
 
     def _replace_kernel(self):
         """Throw the kernel away and start another, replaying the cells that ran cleanly."""
@@ -217,26 +189,16 @@ class JudgedExecute(Execute):
 
     def output(self, outs, msg, display_id, cell_index):
         """Keep at most max_output_bytes of each cell's output, dropping the rest as it
-        arrives (the grader's own results always pass)."""
-        content = msg.get("content", {})
-        data = content.get("data", {})
+        arrives; a reply of the harness is kept only when it answers the call under way."""
+        data = msg.get("content", {}).get("data", {})
         if isinstance(data, dict) and harness.MIME in data:
-            reply = data[harness.MIME]
-            if (self._nonce is None or not isinstance(reply, dict) or reply.get("nonce") != self._nonce
-                    or len(json.dumps(reply)) > self.max_reply_bytes):
-                return None   # not the reply the grader asked for: never kept
-            return super().output(outs, msg, display_id, cell_index)
-        size = len(json.dumps(content, default=str)) if msg["msg_type"] in (
-            "stream", "display_data", "execute_result", "error", "update_display_data") else 0
-        used = self._sizes.get(cell_index, 0)
-        self._sizes[cell_index] = used + size
-        if used + size > self.max_output_bytes:
-            if used <= self.max_output_bytes:
-                self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
-                outs.append(new_output("stream", name="stdout",
-                                       text=f"\n[the grader dropped the rest of this output: over {self.max_output_bytes} bytes]\n"))
-            return None
-        return super().output(outs, msg, display_id, cell_index)
+            return super().output(outs, msg, display_id, cell_index) if self._channel.accepts(data) else None
+        verdict = self._budget.take(cell_index, msg)
+        if verdict == "cut":
+            self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
+            outs.append(new_output("stream", name="stdout",
+                                   text=f"\n[the grader dropped the rest of this output: over {self.max_output_bytes} bytes]\n"))
+        return None if verdict != "keep" else super().output(outs, msg, display_id, cell_index)
 
     # --- judging --------------------------------------------------------------------------------
 
@@ -265,7 +227,7 @@ class JudgedExecute(Execute):
         nbclient on a dead kernel or an unrecoverable timeout, with the outputs that had
         arrived as the exception's ``outputs``."""
         probe = new_code_cell(code)
-        kept, saved, size = self.nb.cells[index], self.timeout, self._sizes.pop(index, None)
+        kept, saved, size = self.nb.cells[index], self.timeout, self._budget.hold(index)
         self.timeout = int(max(1, timeout))
         try:
             self.execute_cell(probe, index, store_history=False)
@@ -275,9 +237,7 @@ class JudgedExecute(Execute):
         finally:
             self.timeout = saved
             self.nb.cells[index] = kept   # nbclient stores the executed cell at index
-            self._sizes.pop(index, None)
-            if size is not None:
-                self._sizes[index] = size
+            self._budget.restore(index, size)
         return probe.outputs
 
     def _call(self, name, cases, callees, index):
@@ -287,10 +247,8 @@ class JudgedExecute(Execute):
         if time.monotonic() > self._deadline:
             self._event("notebook_timeout", name, "not judged: the notebook's time was up")
             return [("fault", "was not run: the notebook used up its time", {})]
-        nonce = secrets.token_hex(8)
-        request = dict(judge_request(self._a, name, cases, callees), nonce=nonce)
-        code = ENTRY.format(cls="Grader_" + self._token, payload=json.dumps(request))
-        self._nonce, fault = nonce, None
+        code = self._channel.call_code(judge_request(self._a, name, cases, callees))
+        nonce, fault = self._channel.nonce, None
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
@@ -300,15 +258,12 @@ class JudgedExecute(Execute):
             fault = ("fault", "made the kernel die (os._exit, a crash or a kill)" if dead
                      else f"did not finish within {self.call_timeout:g} s and had to be stopped", {})
         finally:
-            self._nonce = None
+            self._channel.done()
         if fault is None and any(o.get("ename") == "CellTimeoutError" for o in outputs):
             self._event("timeout", name, "while called on a hidden case")
             fault = ("fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {})
-        replies = [o.get("data", {}).get(harness.MIME) for o in outputs if o.output_type == "display_data"]
         results = []
-        for data in replies:
-            if not isinstance(data, dict) or data.get("nonce") != nonce or data.get("case") != len(results):
-                continue
+        for data in self._channel.replies(outputs, nonce):
             status, value, observed = read_reply(self._a, data)
             if status == "fault":
                 self._event("no_result", name, value)
