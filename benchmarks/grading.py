@@ -65,7 +65,7 @@ def timed(cmd, cwd=None):
 
 
 def build_class(root, n):
-    with open(os.path.join(REPO, "samples", "answers", "ada.py"), encoding="utf-8") as f:
+    with open(os.path.join(REPO, "samples", "answers", AID, "ada.py"), encoding="utf-8") as f:
         answers = answer_cells(f.read())
     release = os.path.join(REPO, "release", AID, NB)
     import nbformat
@@ -97,6 +97,7 @@ def main():
         plain = os.path.join(tmp, "plain")
         shutil.copytree(os.path.join(REPO, "source"), os.path.join(plain, "source"),
                         ignore=shutil.ignore_patterns("__pycache__"))
+        assignment.write_generated(os.path.join(plain, "source", AID))   # the checks students get
         build_class(plain, n)
         ours = os.path.join(tmp, "ours")
         print(f"{n} correct submissions, {len(os.sched_getaffinity(0))} cores")
@@ -113,7 +114,7 @@ def main():
         floor_wall, floor_cpu = floor_wall - start_wall, floor_cpu - start_cpu
 
         theirs = plain_scores(os.path.join(plain, "gradebook.db"))
-        with open(os.path.join(ours, "results.json"), encoding="utf-8") as f:
+        with open(os.path.join(ours, "results", AID, "results.json"), encoding="utf-8") as f:
             mine = {s["student"]: s["score"] for s in json.load(f)["submissions"]}
         k = len(notebooks)
         print(f"plain nbgrader autograde: {plain_wall:7.1f} s wall  {plain_cpu / n:5.2f} CPU s/submission")
@@ -121,6 +122,7 @@ def main():
         print(f"bare-kernel floor ({k} notebooks): {floor_wall / k:4.2f} s wall  {floor_cpu / k:5.2f} CPU s/notebook")
         print(f"throughput ratio (plain wall / ours wall): {plain_wall / ours_wall:.2f}x")
         print(f"CPU per submission, ours / floor: {ours_cpu / n / (floor_cpu / k):.2f}x")
+        print(f"CPU per submission, ours / plain: {ours_cpu / plain_cpu:.2f}x")
         same = theirs == mine
         print(f"grades identical: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))}, "
               f"{len(theirs)} vs {len(mine)} students)")
