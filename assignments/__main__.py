@@ -89,6 +89,9 @@ def main(argv=None):
         submissions = _sample_class()
     else:
         submissions = args.submissions
+    if not os.path.isdir(submissions):
+        print(f"error: no such folder: {submissions}", file=sys.stderr)
+        return 2
     wanted = getattr(args, "assignment", None) or [aid for aid in pipeline.assignments_in(submissions)
                                                    if aid in course.known()]
     if not wanted:

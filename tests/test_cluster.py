@@ -16,7 +16,7 @@ from assignments.grading import pipeline
 from assignments.grading.dispatch import ClusterUnfit
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
-from conftest import gradebook_dump
+from conftest import build_samples, gradebook_dump
 
 PORT = 54329
 
@@ -80,4 +80,4 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     fast = Config()
     fast.Dispatch.connect_timeout = 2
     with pytest.raises(ClusterUnfit, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
-        pipeline.grade(A, str(tmp_path / "none"), str(tmp_path), scheduler="tcp://127.0.0.1:9", overrides=fast)
+        pipeline.grade(A, build_samples(str(tmp_path / "in")), str(tmp_path / "out"), scheduler="tcp://127.0.0.1:9", overrides=fast)
