@@ -1,6 +1,7 @@
 """Grade a class: stage the submissions, have workers autograde them with nbgrader (see
 worker.py and dispatch.py), record each result in the gradebook as it comes back, then
-write grades.csv and results.json.
+write grades.csv, results.json, the class report (report.py) and the grades for an LMS
+(lms.py), all beside each other.
 
 Submissions are only ever read: each is copied into a private staging area first, so
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
@@ -17,7 +18,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import inspect_submission, record
+from . import inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import sandbox_problem
@@ -146,19 +147,27 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         else:
             rec.update(status="error", message=result["message"])
         bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
-    bar.write_csv(os.path.join(out, "timings.csv"))
+    timings_path = os.path.join(out, "timings.csv")
+    bar.write_csv(timings_path)
 
+    grades_path, results_path = os.path.join(out, "grades.csv"), os.path.join(out, "results.json")
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for student, rec in records.items():
             if rec["status"] != "pending":
                 forget(gb, out, aid, student)
-        CsvExportPlugin(to=os.path.join(out, "grades.csv"), student=sorted(records)).export(gb)
-        sort_rows(os.path.join(out, "grades.csv"))
+        CsvExportPlugin(to=grades_path, student=sorted(records)).export(gb)
+        sort_rows(grades_path)
         results = {"assignment": aid, "max_score": float(assignment.MAX_SCORE),
                    "submissions": [collect(assignment, gb, out, records[s]) for s in sorted(records)]}
-    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+    with open(results_path, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
+    # the class report and the LMS files live beside results.json and grades.csv, wherever those go
+    report.write(results, os.path.dirname(results_path), report.catalog_messages(assignment),
+                 report.load_timings(timings_path))
+    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(records))
+    for fmt in lms.FORMATS:
+        lms.write(fmt, people, os.path.join(os.path.dirname(grades_path), lms.FILENAMES[fmt]), aid, assignment.MAX_SCORE)
     return results
 
 
