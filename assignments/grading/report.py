@@ -334,7 +334,7 @@ figure { margin: .6rem 0; } figure svg { max-width: 100%; height: auto; }
 .words { max-width: 34em; }
 @media print {
   body { max-width: none; padding: 0; font-size: 10pt; }
-  h2 { break-after: avoid; } figure, tr, .card { break-inside: avoid; }
+  h2, h3, .muted { break-after: avoid; } figure, tr, .card { break-inside: avoid; }
   section { break-inside: auto; } a { color: inherit; text-decoration: none; }
   th { background: none; }
 }
@@ -475,7 +475,8 @@ def render(report, charts=True):
         parts.append("<p>Slowest: " + ", ".join(f"{_e(r['student'])} ({r['seconds']:.1f} s)" for r in t["slowest"])
                      + "</p>")
     parts.append("</section></body></html>")
-    return "\n".join(parts) + "\n"
+    # header rows in <thead>, so that a printed table repeats them on every page
+    return re.sub(r"<table><tr>(.*?)</tr>", r"<table><thead><tr>\1</tr></thead>", "\n".join(parts) + "\n", flags=re.S)
 
 
 def write(results, out, messages=None, timings=None):
