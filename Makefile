@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres demo test release grade clean
+.PHONY: setup sandbox postgres browser demo test release grade clean
 
 setup: $(VENV)/.installed sandbox
 
@@ -21,6 +21,12 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL is missing: sudo apt-get install postgresql (the cluster tests need it)"; fi; }
 
+# The tests open the class report and the feedback pages in headless Chromium (Debian package chromium).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Chromium is missing: sudo apt-get install chromium (the report and feedback tests need it)"; fi; }
+
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -31,7 +37,7 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 demo: setup
 	$(PY) -m assignments demo
 
-test: setup postgres
+test: setup postgres browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
@@ -42,5 +48,6 @@ grade: setup
 	$(PY) -m assignments grade
 
 clean:
-	rm -rf $(VENV) .nbgrader gradebook.db grades.csv results.json timings.csv feedback samples/submitted results
+	rm -rf $(VENV) .nbgrader gradebook.db grades.csv grades_canvas.csv grades_moodle.csv results.json \
+	  report.html report.json timings.csv feedback samples/submitted results
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +

@@ -3,6 +3,8 @@
   python -m assignments release        rebuild release/ from source/
   python -m assignments check-release  prove the release is current, leak-free and gradeable
   python -m assignments grade          autograde submitted/ (or --submissions DIR) into --out DIR
+  python -m assignments report         rebuild report.html and report.json from a results.json
+  python -m assignments export         grades for Canvas's or Moodle's gradebook import
   python -m assignments demo           release, then grade the bundled sample class
 """
 import argparse
@@ -16,7 +18,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 from .grading import assignment as course  # noqa: E402
-from .grading import docs, pipeline, release, release_checks, report  # noqa: E402
+from .grading import docs, lms, pipeline, release, release_checks, report  # noqa: E402
+from .grading.course import load_config  # noqa: E402
 from .grading.dispatch import ClusterUnfit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,6 +57,21 @@ def main(argv=None):
                         "(use with a server gradebook: --db-url postgresql://...)")
     g.add_argument("--db-url", default=None,
                    help="the gradebook (default: CourseDirectory.db_url, else SQLite gradebook.db in --out)")
+    r = sub.add_parser("report", help="rebuild report.html and report.json from a results.json")
+    r.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
+                   help="the results.json to report on (default: ./results.json); timings.csv is read beside it")
+    r.add_argument("--out", default=None, help="where report.html and report.json go (default: beside results.json)")
+    x = sub.add_parser("export", help="write grades as Canvas's or Moodle's gradebook import reads them")
+    x.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
+                   help="the results.json whose students are exported (default: ./results.json)")
+    x.add_argument("--format", choices=lms.FORMATS + ("all",), default="all")
+    x.add_argument("--out", default=None, help="where grades_canvas.csv / grades_moodle.csv go (default: beside results.json)")
+    x.add_argument("--title", default=None,
+                   help="the grade column's header (default: the assignment id); for Canvas, 'Name (1234)' "
+                        "targets the existing assignment 1234")
+    x.add_argument("--db-url", default=None,
+                   help="nbgrader's gradebook with the students' names, emails and LMS ids (default: "
+                        "CourseDirectory.db_url, else gradebook.db beside results.json)")
     d = sub.add_parser("demo", help="build the release and grade the sample class in samples/")
     d.add_argument("--out", default=REPO)
     d.add_argument("--quiet", action="store_true", help="no progress, no summary table")
@@ -68,6 +86,10 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="Cell is missing an id field")
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
 
+    if args.command == "report":
+        return make_report(args.results, args.out)
+    if args.command == "export":
+        return export(args.results, args.format, args.out, args.title, args.db_url)
     assignments = [course.load(aid) for aid in course.known()]
     if args.command == "check-release":
         failed = 0
@@ -112,7 +134,57 @@ def main(argv=None):
             return 2
         if not args.quiet:
             print(f"\n{aid}\n" + report.summary(results))
-            print(f"\nresults: {os.path.join(args.out, 'results', aid, 'results.json')}; feedback: {os.path.join(args.out, 'feedback')}")
+            own = os.path.join(args.out, "results", aid)
+            print(f"\nresults: {os.path.join(own, 'results.json')}; report: {os.path.join(own, 'report.html')}; "
+                  f"feedback: {os.path.join(args.out, 'feedback')}")
+    return 0
+
+
+def make_report(results_path, out=None):
+    """report.html and report.json from a results.json (and the timings.csv beside it)."""
+    folder = os.path.dirname(os.path.abspath(results_path))
+    try:
+        results = report.load_results(results_path)
+        timings = report.load_timings(os.path.join(folder, "timings.csv"))
+    except report.BadResults as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    messages = report.catalog_messages(course.load(results["assignment"])) if results["assignment"] in course.known() else {}
+    paths = report.write(results, out or folder, messages, timings)
+    print("written: " + ", ".join(paths))
+    return 0
+
+
+def export(results_path, fmt, out=None, title=None, db_url=None):
+    """Canvas and/or Moodle import files for the students of a results.json."""
+    folder = os.path.dirname(os.path.abspath(results_path))
+    try:
+        results = report.load_results(results_path)
+    except report.BadResults as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    config = load_config(folder, db_url)
+    url = config.CourseDirectory.db_url
+    students = [s["student"] for s in results["submissions"]]
+    if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
+        print(f"note: no gradebook at {url[len('sqlite:///'):]}: exporting the ids and scores of results.json, "
+              f"without names, emails or LMS ids", file=sys.stderr)
+        people = lms.roster_from_results(results)
+    else:
+        people = lms.roster(url, config.CourseDirectory.course_id, results["assignment"], students)
+    for note in lms.notes(people):
+        print(f"note: {note}", file=sys.stderr)
+    out = out or folder
+    os.makedirs(out, exist_ok=True)
+    written = []
+    try:
+        for f in (lms.FORMATS if fmt == "all" else (fmt,)):
+            written.append(lms.write(f, people, os.path.join(out, lms.FILENAMES[f]), title or results["assignment"],
+                                     results["max_score"]))
+    except lms.ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("written: " + ", ".join(written))
     return 0
 
 

@@ -2,6 +2,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -122,3 +123,37 @@ def pytest_collection_modifyitems(items):
             marks.add("sandbox")
         for mark in sorted(marks):
             item.add_marker(getattr(pytest.mark, mark))
+
+
+def _can_unshare_network():
+    try:
+        return subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def chromium(tmp_path, *args, timeout=120):
+    """Headless Chromium with no network at all (its own empty network namespace when it
+    can have one, and every host name unresolvable anyway). Debian's package `chromium`,
+    which `make test` installs."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("Chromium is missing: `make test` installs it (apt-get install chromium)")
+    prefix = ["unshare", "-n"] if _can_unshare_network() else []
+    profile = tmp_path / "chromium-profile"
+    cmd = prefix + [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                    "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={profile}", *args]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout
+
+
+def screenshot_ink(path):
+    """How much of a screenshot is not background: the share of pixels that differ from the
+    most common colour, and the number of distinct colours."""
+    from PIL import Image
+    im = Image.open(path).convert("RGB")
+    colours = im.getcolors(maxcolors=1 << 24)
+    background = max(colours)[0]
+    total = im.width * im.height
+    return 1 - background / total, len(colours)

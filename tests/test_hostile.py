@@ -2,6 +2,7 @@
 function or cell that caused them, nothing outside a submission changes, no loopback server
 is reached, and grading finishes. Graded once, with real nbgrader, kernels and sandbox."""
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -161,3 +162,23 @@ def test_fork_bomb_is_contained(hostile):
 def test_flooded_notebook_stays_small(hostile):
     path = os.path.join(hostile["out"], "autograded", "floods_output", "rnn_step_by_step", "rnn_step_by_step.ipynb")
     assert os.path.getsize(path) < 2_000_000
+
+
+def test_class_report_groups_the_hostile_class(hostile):
+    """report.json and report.html, written beside results.json, flag each case where it belongs."""
+    from assignments.grading.report import FAULT_KINDS
+    with open(os.path.join(hostile["out"], "report.json"), encoding="utf-8") as f:
+        flagged = {g: {r["student"] for r in rows} for g, rows in json.load(f)["flagged"].items()}
+    subs = hostile["results"].items()
+
+    def having(prefixes):
+        return {s for s, r in subs if any(f.split(":")[0] in prefixes for f in r["flags"])}
+    assert flagged["unreadable"] == {s for s, r in subs if r["status"] == "unreadable"}
+    assert flagged["faults"] == {s for s, r in subs if r["status"] == "incomplete"} | having(FAULT_KINDS)
+    assert flagged["tampering"] == having({"tampered"}) and len(flagged["tampering"]) >= 5
+    assert flagged["attempts"] == having({"attempt"}) and len(flagged["attempts"]) >= 10
+    with open(os.path.join(hostile["out"], "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    for group, title in (("unreadable", "Unreadable submissions"), ("faults", "Faults"), ("tampering", "Tampering"),
+                         ("attempts", "Attempts on the grader")):
+        assert f"{title}: {len(flagged[group])}</h3>" in page

@@ -3,11 +3,12 @@ each submission's time kept; the feedback page is nbgrader's, made faster."""
 import csv
 import os
 
+import nbconvert.exporters.html
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
-from assignments.grading import pipeline
+from assignments.grading import feedback, pipeline
 from assignments.grading.course import coursedir, load_config
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
@@ -39,20 +40,32 @@ def test_timings_name_each_submission_and_its_worker(sample_class):
     assert len({r["worker"] for r in rows}) == 2   # both workers of the pool took submissions
 
 
-def test_feedback_page_is_nbgraders_own(sample_class, tmp_path):
-    """The same document as nbgrader's stock HTML exporter, up to how BeautifulSoup (which
-    the stock exporter runs the page through) writes it out."""
+class StockOnCoursePage(HTMLExporter):
+    """nbconvert's stock HTML exporter, given the course's template (nbgrader's, extended)."""
+
+    def __init__(self, config=None, **kw):
+        super().__init__(config=config, **kw)
+        feedback.use_course_page(self)
+
+
+def test_feedback_page_is_nbgraders_own(sample_class, tmp_path, monkeypatch):
+    """The same document as nbgrader's stock HTML exporter makes with the course's template
+    and math renderer, up to how BeautifulSoup (which the stock exporter runs the page
+    through) writes it out: the shortcuts of FeedbackExporter change nothing."""
     out = sample_class["out"]
     pages = {}
-    for name, exporter in (("stock", HTMLExporter), ("ours", None)):
+    for name, exporter in (("stock", StockOnCoursePage), ("ours", None)):
         config = load_config(out, None, autograded_directory="autograded", feedback_directory=str(tmp_path / name))
         config.GenerateFeedback.force = True
         if exporter:
             config.GenerateFeedback.exporter_class = exporter
-        for student in ("ada", "ben"):
-            GenerateFeedback(coursedir=coursedir(config, A.id, student), config=config).start()
-            with open(tmp_path / name / student / A.id / (A.notebook + ".html"), encoding="utf-8") as f:
-                pages[name, student] = f.read()
+        with monkeypatch.context() as patch:
+            if exporter:   # the stock exporter's Markdown renderer, with math as MathML
+                patch.setattr(nbconvert.exporters.html, "IPythonRenderer", feedback.MathMLRenderer)
+            for student in ("ada", "ben"):
+                GenerateFeedback(coursedir=coursedir(config, A.id, student), config=config).start()
+                with open(tmp_path / name / student / A.id / (A.notebook + ".html"), encoding="utf-8") as f:
+                    pages[name, student] = f.read()
     for student in ("ada", "ben"):
         assert str(BeautifulSoup(pages["ours", student], features="html.parser")) == pages["stock", student]
     assert pages["ours", "ada"] != pages["ours", "ben"]

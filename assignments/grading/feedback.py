@@ -6,19 +6,88 @@ text in every submission), then re-parses the whole page (CSS included) with
 BeautifulSoup just to add ``alt`` and ``tabindex`` attributes. This exporter makes the
 same page, keeping compiled templates and rendered cells for the whole process, and adds
 those attributes without re-parsing. Configured as ``GenerateFeedback.exporter_class``.
+
+Two things differ from nbgrader's page, so that it works offline and says more: the math
+is written as MathML when the page is made (nbconvert leaves ``$...$`` for MathJax, which
+the page loads from a CDN: with no network a student sees raw TeX), and the summary at the
+top names each graded function with its score (templates/judged_feedback/, built on
+nbgrader's own feedback template).
 """
 import functools
+import html
+import os
 import re
+from xml.etree import ElementTree
 
+import nbgrader
 from jinja2 import pass_context
+from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
 NO_ALT = "No description has been provided for this image"
 _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
 _FOCUSABLE = re.compile(r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
 CACHE_SIZE = 4096   # rendered cells kept: the shared teaching text plus recent answers
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+TEMPLATE = "judged_feedback"
+NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
+
+
+MATHML_ELEMENTS = frozenset(
+    "math mrow mi mo mn mtext ms mspace msup msub msubsup mfrac msqrt mroot mover munder munderover mtable mtr "
+    "mtd mstyle mpadded mphantom menclose merror semantics annotation mmultiscripts mprescripts none".split())
+_BARE_AMPERSAND = re.compile(r"&(?!#x?[0-9A-Fa-f]+;|[A-Za-z]+;)")
+
+
+def _only_mathml(markup):
+    """The converter's output if it is MathML and nothing else (it copies \\text{...} as it
+    is, so a notebook could slip HTML in); None otherwise."""
+    markup = _BARE_AMPERSAND.sub("&amp;", markup)
+    try:
+        tree = ElementTree.fromstring(markup)
+    except ElementTree.ParseError:
+        return None
+    for element in tree.iter():
+        if element.tag.rpartition("}")[2] not in MATHML_ELEMENTS:
+            return None
+        if any(name.lower().startswith("on") or "href" in name.lower() for name in element.attrib):
+            return None
+    return markup
+
+
+def mathml(tex, display):
+    """TeX as MathML, which browsers draw with no script; TeX that the converter cannot
+    read (or that would not be pure MathML) stays readable as it was typed."""
+    try:
+        markup = _only_mathml(latex_to_mathml(tex, display="block" if display else "inline"))
+    except Exception:  # the converter raises its own errors, and others on odd input
+        markup = None
+    return markup or f'<code class="tex">{html.escape(tex)}</code>'
+
+
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's Markdown renderer, except that math becomes MathML instead of being left
+    between dollars for MathJax."""
+
+    def block_math(self, body):
+        return mathml(body, True)
+
+    def inline_math(self, body):
+        return mathml(body, False)
+
+    def latex_environment(self, name, body):
+        return mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", True)
+
+
+def use_course_page(exporter):
+    """Point an HTML exporter at this course's feedback template (nbgrader's, extended)."""
+    exporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
+    exporter.extra_template_paths = [*exporter.extra_template_paths, NBGRADER_TEMPLATES]
+    exporter.template_name = TEMPLATE
+    exporter.template_paths = exporter._template_paths()
 
 
 def accessible(html):
@@ -43,6 +112,10 @@ def _highlight(lexer, source, language, magics_language):
 class FeedbackExporter(HTMLExporter):
     _environments = {}   # one compiled Jinja environment per template set, for the process
 
+    def __init__(self, config=None, **kw):
+        super().__init__(config=config, **kw)
+        use_course_page(self)
+
     def _create_environment(self):
         key = (tuple(self.template_paths), self.template_extension, self.enable_async,
                repr(sorted(self.filters.items())), self.template_name)
@@ -50,15 +123,24 @@ class FeedbackExporter(HTMLExporter):
             self._environments[key] = super()._create_environment()
         return self._environments[key]
 
+    def _render_markdown(self, context, source):
+        """What HTMLExporter.markdown2html does, with MathMLRenderer as the renderer."""
+        renderer = MathMLRenderer(
+            escape=False, attachments=context.get("cell", {}).get("attachments", {}), embed_images=self.embed_images,
+            path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+            anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options)
+        return MarkdownWithMath(renderer=renderer).render(source)
+
     @functools.lru_cache(maxsize=CACHE_SIZE)
     def _markdown(self, source):
-        return super().markdown2html({}, source)
+        return self._render_markdown({}, source)
 
     @pass_context
     def markdown2html(self, context, source):
         # attached or embedded images belong to one notebook: nothing to share
         if self.embed_images or context.get("cell", {}).get("attachments"):
-            return super().markdown2html(context, source)
+            return self._render_markdown(context, source)
         return self._markdown(source)
 
     def from_notebook_node(self, nb, resources=None, **kw):

@@ -1,6 +1,7 @@
 """Grade a class: stage the submissions, have workers autograde them with nbgrader (see
 worker.py and dispatch.py), record each result in the gradebook as it comes back, then
-write grades.csv and results.json (in --out/results/<assignment>/, and the latest run's in --out/).
+write grades.csv, results.json, the class report (report.py) and the grades for an LMS
+(lms.py), all beside each other in --out/results/<assignment>/ (the latest run's also in --out/).
 
 Submissions are only ever read: each is copied into a private staging area first, so
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
@@ -17,7 +18,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import inspect_submission, record
+from . import inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import sandbox_problem
@@ -27,7 +28,7 @@ from .worker import Course
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
-OUTPUTS = ("results.json", "grades.csv", "timings.csv")
+OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv")
 
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
@@ -151,7 +152,8 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
-    bar.write_csv(os.path.join(own, "timings.csv"))
+    timings_path = os.path.join(own, "timings.csv")
+    bar.write_csv(timings_path)
 
     prefix = test_prefix(config)
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
@@ -165,6 +167,11 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
+    # the class report and the LMS files live beside results.json and grades.csv
+    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path))
+    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(records))
+    for fmt in lms.FORMATS:
+        lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
         shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
     return results

@@ -1,0 +1,96 @@
+"""The feedback page (assignments/grading/feedback.py and templates/judged_feedback/): math
+drawn with no network, and a summary that names each function with its score."""
+import json
+import os
+import re
+
+import nbformat
+from nbconvert.exporters import HTMLExporter
+
+from assignments.grading import feedback
+
+from conftest import REPO, chromium, screenshot_ink
+
+# After the page has been laid out: how many <math> elements, how many Chromium drew as
+# MathML with a box of their own, and whether TeX is left in the text a student reads.
+PROBE = """<script>
+addEventListener("load", () => {
+  const all = [...document.querySelectorAll("math")];
+  const drawn = all.filter(m => m instanceof MathMLElement && m.getBoundingClientRect().width > 0
+                                && m.getBoundingClientRect().height > 0);
+  const text = document.body.innerText;
+  document.body.setAttribute("data-probe", JSON.stringify({
+    math: all.length, drawn: drawn.length, dollars: text.includes("$$"),
+    tex: /\\\\(tanh|odot|langle|frac|hat|sigma)\\b/.test(text)}));
+});
+</script>"""
+
+
+def page(sample_class, student):
+    path = os.path.join(sample_class["out"], "feedback", student, "rnn_step_by_step", "rnn_step_by_step.html")
+    with open(path, encoding="utf-8") as f:
+        return path, f.read()
+
+
+def probe(tmp_path, html, name):
+    """Open ``html`` from disk in Chromium with no network, and read what PROBE saw."""
+    path = tmp_path / f"{name}.html"
+    path.write_text(html.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
+    dom = chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", "file://" + str(path))
+    found = re.search(r"data-probe=\"([^\"]*)\"", dom)
+    assert found, "the probe did not run"
+    return json.loads(found.group(1).replace("&quot;", '"'))
+
+
+def test_page_loads_nothing_and_keeps_no_tex(sample_class, assignment):
+    _, html = page(sample_class, "ben")
+    assert "<script" not in html and "MathJax" not in html and "cdnjs" not in html
+    assert not re.search(r'(src|href)="(https?:)?//', html) and "<link" not in html
+    assert "$$" not in html
+    release = nbformat.read(os.path.join(REPO, "release", assignment.id, assignment.notebook + ".ipynb"), as_version=4)
+    displayed = sum(c.source.count("$$") // 2 for c in release.cells if c.cell_type == "markdown")
+    assert html.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"') >= displayed > 5
+
+
+def test_summary_names_each_function_with_its_score(sample_class):
+    for s in sample_class["results"]["submissions"]:
+        if s["status"] == "unreadable":
+            continue
+        _, html = page(sample_class, s["student"])
+        toc = re.search(r'<div id="toc">(.*?)</div>', html, re.S).group(1)
+        assert "Test cell" not in toc
+        items = re.findall(r"<li>(.*?)</li>", toc, re.S)
+        assert len(items) == len(s["exercises"])
+        for item, e in zip(items, s["exercises"]):
+            assert f'<a href="#test_{e["id"]}"><code>{e["id"]}</code></a> (Score: {round(e["score"], 2)} / ' \
+                   f'{round(e["max_score"], 2)})' in item, item
+            for code in e["diagnoses"]:
+                assert f"<code>{code}</code>" in item
+
+
+def test_math_is_drawn_offline_in_chromium(sample_class, tmp_path):
+    path, html = page(sample_class, "chloe")
+    seen = probe(tmp_path, html, "ours")
+    print(f"\n[measure] feedback page offline: {seen['drawn']} of {seen['math']} formulas drawn as MathML")
+    assert seen["math"] > 20 and seen["drawn"] == seen["math"] and not seen["dollars"] and not seen["tex"]
+    shot = tmp_path / "feedback.png"
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1000,2400", "file://" + path)
+    ink, colours = screenshot_ink(shot)
+    assert ink > 0.03 and colours > 20
+
+
+def test_the_probe_sees_raw_tex_on_a_page_that_needs_mathjax(sample_class, tmp_path):
+    """The same notebook through nbconvert's stock exporter, which leaves the math to MathJax
+    from a CDN: offline, the student reads TeX. (So the check above can fail.)"""
+    nb = nbformat.read(os.path.join(sample_class["out"], "autograded", "chloe", "rnn_step_by_step",
+                                    "rnn_step_by_step.ipynb"), as_version=4)
+    stock, _ = HTMLExporter(template_name="classic").from_notebook_node(nb)
+    seen = probe(tmp_path, stock, "stock")
+    assert seen["math"] == 0 and seen["dollars"] and seen["tex"]
+
+
+def test_tex_that_is_not_pure_mathml_stays_as_typed():
+    assert feedback.mathml(r"\frac{1}{", True) == r'<code class="tex">\frac{1}{</code>'
+    sneaky = feedback.mathml(r"\text{<img src=x onerror=alert(1)/>}", False)
+    assert sneaky.startswith('<code class="tex">') and "<img" not in sneaky
+    assert feedback.mathml(r"\tilde{c}_t \odot i_t", False).startswith("<math ")
