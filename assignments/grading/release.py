@@ -15,6 +15,9 @@ def build(assignment, source_root, release_root):
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        finish = getattr(assignment, "finish_release_source", None)
+        if finish:   # what only the release carries, such as figures drawn now
+            finish(os.path.join(work, "source", aid))
         config = load_config(work, "sqlite:///" + os.path.join(work, "gradebook.db"))
         config.GenerateAssignment.force = True
         record.prepare(config, aid)

@@ -3,7 +3,8 @@
 `assignments.grading` reads these names: ASSIGNMENT_ID, NOTEBOOK, SOURCE_DIR, EXERCISES,
 BY_NAME, MAX_SCORE, checks (the shipped comparison module), spec(), reference, cases,
 mistakes, notebook (the generated cells), hidden_cases(), expected(), callee_source(),
-helper_files(), refresh_source(), gradient_check_lines(), CASE_HINTS.
+helper_files(), refresh_source(), gradient_check_lines(), CASE_HINTS; and, if present,
+finish_release_source() (what the release build adds to its copy of source/).
 """
 import importlib.util
 import os
@@ -89,6 +90,19 @@ def refresh_source(source_dir=SOURCE_DIR):
     nbformat.write(nb, path)
     with open(os.path.join(source_dir, "check_data.json"), "w", encoding="utf-8") as f:
         f.write(check_data.build())
+
+
+def finish_release_source(source_copy):
+    """Draw the notebook's figures into the release: each ``figure:<name>`` image of the
+    copy of the source notebook becomes the SVG itself (source/ keeps the short name)."""
+    import nbformat
+    from . import figures
+    path = os.path.join(source_copy, NOTEBOOK + ".ipynb")
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = figures.embed(cell.source)
+    nbformat.write(nb, path)
 
 
 def gradient_check_lines(name, args, got, wrong):
