@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres demo test release grade clean
+.PHONY: setup sandbox postgres browser demo test release grade clean
 
 setup: $(VENV)/.installed sandbox
 
@@ -21,6 +21,13 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL is missing: sudo apt-get install postgresql (the cluster tests need it)"; fi; }
 
+# The browser test drives JupyterLab in headless Chromium (Debian packages chromium and
+# chromium-driver; the driver is used as installed, nothing is downloaded).
+browser:
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "Chromium is missing: sudo apt-get install chromium chromium-driver (the browser test needs it)"; fi; }
+
 $(VENV)/.installed: requirements.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -30,7 +37,7 @@ $(VENV)/.installed: requirements.txt constraints.txt
 demo: setup
 	$(PY) -m assignments demo
 
-test: setup postgres
+test: setup postgres browser
 	$(PY) -m pytest
 
 release: setup
