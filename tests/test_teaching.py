@@ -29,9 +29,15 @@ FIGURE = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
 
 
 def shipped(name):
+    """A module students get, loaded from release/ (where it finds its neighbours, as in
+    the notebook's folder)."""
     spec = importlib.util.spec_from_file_location("released_" + name, os.path.join(RELEASE, name + ".py"))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, RELEASE)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(RELEASE)
     return module
 
 

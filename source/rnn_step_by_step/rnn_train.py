@@ -2,7 +2,8 @@
 
 Nothing here is graded. The forward and backward passes are yours (passed in as
 arguments); this module adds what a framework would: a task to learn, a loss on the last
-step's prediction, an optimizer (Adam) and a plot. Numpy only; matplotlib only to plot.
+step's prediction, an optimizer (Adam) and a plot; the gradient check uses rnn_utils.
+Numpy only; matplotlib only to plot.
 
 The task, "recall the first symbol": each sequence starts with one of ``n_symbols``
 symbols, marked by a start flag, followed by ``T - 1`` random symbols of the same kind
@@ -14,6 +15,8 @@ import os
 import time
 
 import numpy as np
+
+from rnn_utils import numerical_gradient, relative_error
 
 LSTM_GATES = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")
 
@@ -105,24 +108,14 @@ def gradient_problem(kind, forward, backward, seed=0):
         p += rng.normal(0, 0.5, size=p.shape)
     _, _, grads = _gradients(kind, forward, backward, x, a0, parameters, answers)
     names = ("Wax", "Waa", "ba") if kind == "rnn" else LSTM_GATES
-    h = 1e-5
     for name in names:
         if "d" + name not in grads:
             return f"it returns no d{name}"
-        got = np.asarray(grads["d" + name])
-        target = parameters[name]
+        got, target = np.asarray(grads["d" + name]), parameters[name]
         if got.shape != target.shape:
             return f"d{name} has shape {got.shape}; {name} has shape {target.shape}"
-        numeric = np.zeros_like(target)
-        for ix in np.ndindex(*target.shape):
-            old = target[ix]
-            target[ix] = old + h
-            plus = last_step_loss(forward, x, a0, parameters, answers, kind)[0]
-            target[ix] = old - h
-            minus = last_step_loss(forward, x, a0, parameters, answers, kind)[0]
-            target[ix] = old
-            numeric[ix] = (plus - minus) / (2 * h)
-        error = np.linalg.norm(got - numeric) / max(np.linalg.norm(got) + np.linalg.norm(numeric), 1e-12)
+        numeric = numerical_gradient(lambda: last_step_loss(forward, x, a0, parameters, answers, kind)[0], target, 1.0)
+        error = relative_error(got, numeric)
         if error > 1e-6:
             return (f"d{name} disagrees with a numerical gradient of the loss (relative error {error:.1e}, "
                     f"where a correct backward pass gives 1e-8 or less)")
