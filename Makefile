@@ -21,11 +21,12 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL is missing: sudo apt-get install postgresql (the cluster tests need it)"; fi; }
 
-# The tests open the class report and the feedback pages in headless Chromium (Debian package chromium).
+# The browser tests use headless Chromium (Debian packages chromium and chromium-driver; the
+# driver is used as installed, nothing is downloaded): JupyterLab, the report, the feedback pages.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Chromium is missing: sudo apt-get install chromium (the report and feedback tests need it)"; fi; }
+	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "Chromium is missing: sudo apt-get install chromium chromium-driver (the browser test needs it)"; fi; }
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -119,3 +119,9 @@ def test_untouched_release_fails_every_check_cleanly():
     for cell in checks:
         (error,) = [o for o in cell.outputs if o.output_type == "error"]
         assert error.ename == "CheckFailed" and "not written yet" in error.evalue
+    # the optional training says what to do instead of failing
+    (training,) = [c for c in nb.cells if c.cell_type == "code" and "rnn_train.train(" in c.source]
+    said = "".join(o.get("text", "") for o in training.outputs)
+    assert "RNN: not trained: write rnn_forward and rnn_backward" in said
+    assert "LSTM: not trained: write lstm_forward and lstm_backward" in said
+    assert not [o for o in training.outputs if o.output_type == "error"]

@@ -112,6 +112,10 @@ class Assignment(abc.ABC):
         """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
         return []
 
+    def finish_release_source(self, folder):
+        """Add to the release build's copy of source/<id>/ what only the release carries
+        (figures drawn now, for instance); nothing by default."""
+
     # --- derived by the engine --------------------------------------------------------------
 
     @functools.cached_property

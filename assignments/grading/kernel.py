@@ -157,7 +157,11 @@ class GradingKernelManager(AsyncKernelManager):
                 display_name="Python 3 (grading)", language="python", interrupt_mode="message",
                 env={"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                      "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg", "PYTHONNOUSERSITE": "1",
-                     "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+                     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+                     # nbgrader's documented signal that the autograder runs the notebook; the
+                     # sandbox clears the environment, so it is passed on here (optional
+                     # training cells read it and skip)
+                     "NBGRADER_EXECUTION": "autograde"})
         return self._kernel_spec
 
     def prepare_scratch(self, folder, names):

@@ -15,6 +15,7 @@ def build(assignment, source_root, release_root):
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        assignment.finish_release_source(os.path.join(work, "source", aid))
         config = load_config(work, "sqlite:///" + os.path.join(work, "gradebook.db"))
         config.GenerateAssignment.force = True
         record.prepare(config, aid)

@@ -59,5 +59,5 @@ def lines(name, args, got, wrong, most=3):
         numeric = utils.numerical_gradient(f, target, dout)
         out.append(f"  A numerical gradient check of {key} (central differences through the forward pass) "
                    f"disagrees with yours: relative error {utils.relative_error(yours, numeric):.2g}, "
-                   f"where a correct gradient gives about 1e-7 or less.")
+                   f"where a correct gradient gives 1e-8 or less.")
     return out

@@ -1,0 +1,351 @@
+"""The notebook's figures, drawn with matplotlib when the release is built.
+
+Each figure is an SVG whose bytes do not depend on the machine that draws it: text is
+drawn as paths from the fonts matplotlib ships (never a system font), the SVG's ids come
+from a fixed salt, it carries no date, and every coordinate is rounded to 0.01 pt, so
+that a last-bit difference in the arithmetic of another CPU cannot show. Everything sits
+on an opaque white rounded panel, so a figure reads the same in a light and a dark theme.
+
+The source notebook refers to a figure as a Markdown image whose address is
+``figure:<name>``; the release build replaces that address with the SVG as a data URI,
+which every notebook front end shows without network or side files.
+"""
+import base64
+import io
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import font_manager, patches  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+FIGURE_URL = re.compile(r"\]\(figure:([a-z_]+)\)")
+
+STYLE = {
+    "svg.fonttype": "path", "svg.hashsalt": "rnn-step-by-step", "svg.image_inline": True,
+    "font.family": "DejaVu Sans", "mathtext.fontset": "dejavusans", "font.size": 11,
+    "path.simplify": False,
+}
+INK, MUTED, PANEL, EDGE = "#1b1b1b", "#5f6368", "#ffffff", "#c9ced6"
+GRAD = "#c62828"        # gradients: one red for everything that flows backwards
+GATES = {"f": "#1565c0", "i": "#2e7d32", "c": "#6a1b9a", "o": "#e65100"}
+CELL_FILL = "#eef3fb"
+TEXT_SCALE = 1.2        # the sizes below were chosen for reading at 100% zoom, then enlarged
+
+
+def _own_fonts_only():
+    """Refuse to draw with a font that is not matplotlib's own: a system font of another
+    version would change the glyphs, and so the release's bytes."""
+    data = os.path.realpath(matplotlib.get_data_path())
+    for family in ("DejaVu Sans", "DejaVu Sans Mono"):
+        for style in ("normal", "italic"):
+            for weight in ("normal", "bold"):
+                found = font_manager.findfont(font_manager.FontProperties(family=family, style=style, weight=weight),
+                                              fallback_to_default=False)
+                if not os.path.realpath(found).startswith(data):
+                    raise RuntimeError(f"matplotlib picked {found} for {family}; the figures must use its own fonts")
+
+
+class Canvas:
+    """A figure in data units (1 unit = 0.5 inch) on a white rounded panel."""
+
+    def __init__(self, width, height):
+        self.fig = plt.figure(figsize=(width / 2, height / 2))
+        self.fig.patch.set_alpha(0)
+        self.ax = self.fig.add_axes([0, 0, 1, 1])
+        self.ax.set_xlim(0, width)
+        self.ax.set_ylim(0, height)
+        self.ax.set_aspect("equal")
+        self.ax.axis("off")
+        self.ax.add_patch(patches.FancyBboxPatch((0.08, 0.08), width - 0.16, height - 0.16,
+                                                 boxstyle="round,pad=0,rounding_size=0.35",
+                                                 fc=PANEL, ec=EDGE, lw=1.2, zorder=0))
+
+    def text(self, x, y, s, size=11, color=INK, ha="center", va="center", **kw):
+        self.ax.text(x, y, s, fontsize=size * TEXT_SCALE, color=color, ha=ha, va=va, zorder=6, **kw)
+
+    def code(self, x, y, s, size=9.5, color=MUTED, **kw):
+        self.text(x, y, s, size=size, color=color, family="DejaVu Sans Mono", **kw)
+
+    def box(self, x, y, w, h, label=None, fc=CELL_FILL, ec=INK, lw=1.4, size=11, color=INK, radius=0.18, z=2):
+        self.ax.add_patch(patches.FancyBboxPatch((x - w / 2, y - h / 2), w, h,
+                                                 boxstyle=f"round,pad=0,rounding_size={radius}",
+                                                 fc=fc, ec=ec, lw=lw, zorder=z))
+        if label:
+            self.text(x, y, label, size=size, color=color)
+
+    def node(self, x, y, symbol, color=INK, r=0.22, fc=PANEL, size=None):
+        """An element-wise operation: a small circle holding ×, + or a name."""
+        self.ax.add_patch(patches.Circle((x, y), r, fc=fc, ec=color, lw=1.4, zorder=4))
+        self.text(x, y - 0.01, symbol, size=size or (12 if len(symbol) == 1 else 10.5), color=color)
+
+    def arrow(self, points, color=INK, lw=1.5, head=True, dashed=False, z=3):
+        """A polyline through ``points``, with an arrow head at its end."""
+        xs, ys = zip(*points)
+        style = (0, (4, 3)) if dashed else "solid"
+        if len(points) > 2:
+            self.ax.plot(xs[:-1], ys[:-1], color=color, lw=lw, ls=style, solid_capstyle="butt", zorder=z)
+        self.ax.add_patch(patches.FancyArrowPatch(points[-2], points[-1], arrowstyle="-|>" if head else "-",
+                                                  mutation_scale=13, color=color, lw=lw, ls=style,
+                                                  shrinkA=0, shrinkB=0, zorder=z))
+
+    def svg(self):
+        out = io.StringIO()
+        self.fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(self.fig)
+        return _rounded(out.getvalue())
+
+
+def _rounded(svg):
+    """The SVG made small and machine-independent: numbers rounded to 0.1 pt (a fraction of
+    a pixel), path data and layout whitespace squeezed, glyph ids shortened, matplotlib's
+    comments, metadata, clipping and unused ids dropped."""
+    def number(m):
+        text = f"{float(m.group(0)):.1f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+
+    def path(m):
+        d = re.sub(r"\s+", " ", re.sub(r"-?\d+\.\d+", number, m.group(1))).strip()
+        return 'd="' + re.sub(r" ?([MLQCZz]) ?", r"\1", d) + '"'
+    head, sep, body = svg.partition("<svg ")
+    # positions are rounded; scale factors (glyph sizes) are kept as they are
+    body = re.sub(r'd="([^"]*)"', path, body)
+    body = re.sub(r"(translate|rotate)\(([^)]*)\)", lambda m: m.group(1) + "(" +
+                  re.sub(r"-?\d+\.\d+", number, m.group(2)) + ")", body)
+    body = re.sub(r"<metadata>.*?</metadata>|<!--.*?-->", "", body, flags=re.S)
+    body = re.sub(r' clip-path="url\(#\w+\)"', "", body)   # nothing is clipped: the axes hold the panel
+    body = re.sub(r' id="(?:figure|axes|patch|line2d|text|legend)_\d+"', "", body)
+    glyphs = {}
+    for name in re.findall(r'<path id="([\w-]+)"', body):   # glyphs, in the order they are defined
+        glyphs.setdefault(name, f"g{len(glyphs)}")
+    body = re.sub(r'(id="|href="#)([\w-]+)"', lambda m: m.group(1) + glyphs.get(m.group(2), m.group(2)) + '"', body)
+    body = re.sub(r">\s+<", "><", body)
+    return head + sep + body
+
+
+# --- the figures ---------------------------------------------------------------------------------
+
+def rnn_cell():
+    c = Canvas(14, 7.4)
+    c.box(7.05, 3.4, 9.3, 4.8)
+    c.code(2.6, 5.5, "rnn_cell_forward", size=10, ha="left")
+    y = 2.3
+    c.arrow([(0.4, y), (2.75, y)])
+    c.text(0.5, y + 0.45, r"$a^{\langle t-1\rangle}$", ha="left", size=13)
+    c.code(0.5, y - 0.42, "a_prev", ha="left")
+    c.box(5.1, y, 4.7, 0.95, r"$W_{aa}\,a^{\langle t-1\rangle} + W_{ax}\,x^{\langle t\rangle} + b_a$",
+          fc=PANEL, size=11)
+    c.arrow([(5.1, 0.3), (5.1, y - 0.48)])
+    c.text(5.35, 0.65, r"$x^{\langle t\rangle}$", ha="left", size=13)
+    c.code(6.15, 0.62, "xt", ha="left")
+    c.arrow([(7.45, y), (7.85, y)])
+    c.node(8.3, y, "tanh", r=0.45)
+    c.arrow([(8.75, y), (13.6, y)])
+    c.text(12.7, y + 0.45, r"$a^{\langle t\rangle}$", size=13)
+    c.code(12.7, y - 0.42, "a_next")
+    c.ax.add_patch(patches.Circle((9.9, y), 0.07, color=INK, zorder=5))
+    c.arrow([(9.9, y), (9.9, 3.2)])
+    c.box(9.9, 3.55, 2.5, 0.7, r"$W_{ya}\,a^{\langle t\rangle} + b_y$", fc=PANEL, size=10.5)
+    c.arrow([(9.9, 3.9), (9.9, 4.35)])
+    c.box(9.9, 4.7, 1.8, 0.7, "softmax", fc=PANEL, size=11)
+    c.arrow([(9.9, 5.05), (9.9, 7.0)])
+    c.text(10.2, 6.55, r"$\hat{y}^{\langle t\rangle}$", ha="left", size=13)
+    c.code(11.05, 6.5, "yt_pred", ha="left")
+    c.text(5.0, 4.1, "the same weights and biases\nat every time step", size=10, color=MUTED)
+    return c.svg()
+
+
+def rnn_unrolled():
+    c = Canvas(16.6, 7.2)
+    y = 3.4
+    steps = [(3.0, "1", "0"), (6.4, "2", "1"), (9.8, "3", "2"), (14.0, "T_x", "T_x-1")]
+    c.text(0.45, y + 0.45, r"$a^{\langle 0\rangle}$", ha="left", size=13)
+    c.code(0.45, y - 0.42, "a0", ha="left")
+    prev = 0.4
+    for k, (x, n, i) in enumerate(steps):
+        if k == 3:
+            c.arrow([(prev, y), (11.55, y)], head=False)
+            c.text(12.1, y, "· · ·", size=15, color=MUTED)
+            prev = 12.6
+        c.arrow([(prev, y), (x - 0.8, y)])
+        c.box(x, y, 1.6, 1.15, "cell", size=11)
+        c.arrow([(x, 1.35), (x, y - 0.58)])
+        c.text(x, 1.0, rf"$x^{{\langle {n}\rangle}}$", size=12.5)
+        c.code(x, 0.45, f"x[:,:,{i}]", size=8.5)
+        c.arrow([(x, y + 0.58), (x, 5.3)])
+        c.text(x, 5.75, rf"$\hat{{y}}^{{\langle {n}\rangle}}$", size=12.5)
+        c.code(x, 6.45, f"y_pred[:,:,{i}]", size=8.5)
+        if k < 2:
+            c.text(x + 1.7, y + 0.42, rf"$a^{{\langle {n}\rangle}}$", size=12)
+            c.code(x + 1.7, y - 0.38, f"a[:,:,{i}]", size=8.5)
+        prev = x + 0.8
+    c.text(11.15, y + 0.42, r"$a^{\langle 3\rangle}$", size=12)
+    c.arrow([(prev, y), (16.2, y)])
+    c.text(15.55, y + 0.42, r"$a^{\langle T_x\rangle}$", size=12)
+    return c.svg()
+
+
+def lstm_cell():
+    c = Canvas(16, 9.0)
+    top, bus, low, gate = 6.7, 2.5, 1.75, 3.75
+    c.box(7.75, 4.5, 11.7, 6.1)
+    c.code(2.05, 7.2, "lstm_cell_forward", size=10, ha="left")
+    # the cell state: a straight path with two element-wise steps
+    c.text(0.45, top + 0.45, r"$c^{\langle t-1\rangle}$", ha="left", size=13)
+    c.code(0.45, top - 0.42, "c_prev", ha="left")
+    c.arrow([(0.4, top), (4.08, top)])
+    c.node(4.3, top, "×", color=GATES["f"])
+    c.arrow([(4.52, top), (7.68, top)])
+    c.node(7.9, top, "+", color=GATES["i"])
+    c.arrow([(8.12, top), (15.6, top)])
+    c.text(14.9, top + 0.45, r"$c^{\langle t\rangle}$", size=13)
+    c.code(14.9, top - 0.42, "c_next")
+    # the stacked input z = [a_prev; x_t] feeds the four gates
+    c.text(0.45, low + 0.45, r"$a^{\langle t-1\rangle}$", ha="left", size=13)
+    c.code(0.45, low - 0.42, "a_prev", ha="left")
+    c.arrow([(0.4, low), (2.45, low), (2.45, bus - 0.27)], head=False)
+    c.text(3.05, 0.4, r"$x^{\langle t\rangle}$", size=13, ha="left")
+    c.code(3.8, 0.38, "xt", ha="left")
+    c.arrow([(2.8, 0.2), (2.8, bus - 0.27)], head=False)
+    c.box(2.62, bus, 0.8, 0.55, "z", fc=PANEL, size=11, radius=0.12)
+    c.arrow([(3.02, bus), (9.7, bus)], head=False)
+    gates = [("f", 4.3, r"$\sigma$", r"$f_t$", "forget"), ("i", 6.1, r"$\sigma$", r"$i_t$", "update"),
+             ("c", 7.9, "tanh", r"$\tilde{c}_t$", "candidate"), ("o", 9.7, r"$\sigma$", r"$o_t$", "output")]
+    for key, x, fn, name, word in gates:
+        col = GATES[key]
+        c.arrow([(x, bus), (x, gate - 0.4)], color=col)
+        c.box(x, gate, 0.95, 0.8, fn, fc=PANEL, ec=col, size=11, color=col)
+        c.text(x + 0.55, gate - 0.6, name, size=12, color=col, ha="left")
+        c.text(x, bus - 0.45, word, size=9.5, color=col)
+    c.arrow([(4.3, gate + 0.4), (4.3, top - 0.22)], color=GATES["f"])
+    # the update: i * c~ written onto the cell state
+    c.node(7.9, 5.35, "×", color=GATES["i"])
+    c.arrow([(6.1, gate + 0.4), (6.1, 5.35), (7.68, 5.35)], color=GATES["i"])
+    c.arrow([(7.9, gate + 0.4), (7.9, 5.13)], color=GATES["c"])
+    c.arrow([(7.9, 5.57), (7.9, top - 0.22)], color=GATES["i"])
+    # the output: a = o * tanh(c)
+    c.ax.add_patch(patches.Circle((11.15, top), 0.07, color=INK, zorder=5))
+    c.node(11.15, 5.35, "tanh", r=0.42)
+    c.arrow([(11.15, top), (11.15, 5.77)])
+    c.node(11.15, gate, "×", color=GATES["o"])
+    c.arrow([(11.15, 4.93), (11.15, gate + 0.22)])
+    c.arrow([(10.18, gate), (10.93, gate)], color=GATES["o"])
+    c.arrow([(11.15, gate - 0.22), (11.15, low), (15.6, low)])
+    c.text(14.9, low + 0.45, r"$a^{\langle t\rangle}$", size=13)
+    c.code(14.9, low - 0.42, "a_next")
+    # the prediction, which crosses the cell state on a bridge
+    c.ax.add_patch(patches.Circle((12.6, low), 0.07, color=INK, zorder=5))
+    c.arrow([(12.6, low), (12.6, gate - 0.35)])
+    c.box(12.6, gate, 1.55, 0.7, "softmax", fc=PANEL, size=10.5)
+    c.ax.add_patch(patches.Rectangle((12.45, top - 0.16), 0.3, 0.32, fc=CELL_FILL, ec="none", zorder=3.5))
+    c.arrow([(12.6, gate + 0.35), (12.6, 8.7)], z=4)
+    c.text(12.9, 8.2, r"$\hat{y}^{\langle t\rangle}$", ha="left", size=13)
+    c.code(13.75, 8.15, "yt_pred", ha="left")
+    return c.svg()
+
+
+def rnn_backward():
+    c = Canvas(16, 7.6)
+    y = 3.5
+    steps = [(2.4, "0"), (6.5, "1"), (12.0, "T_x-1")]
+    for k, (x, t) in enumerate(steps):
+        c.box(x, y, 1.6, 1.25)
+        c.text(x, y + 0.2, "cell", size=11)
+        c.code(x, y - 0.27, f"t={t}", size=8.5, color=INK)
+        plus = x + 1.4
+        c.node(plus, y, "+", color=GRAD)
+        c.arrow([(plus, 5.55), (plus, y + 0.23)], color=GRAD)
+        c.code(plus, 5.85, f"da[:,:,{t}]", size=8.5, color=GRAD)
+        c.arrow([(plus - 0.23, y), (x + 0.8, y)], color=GRAD)
+        c.arrow([(x, y - 0.63), (x, 1.6)], color=GRAD)
+        c.code(x, 1.25, f"dx[:,:,{t}]", size=8.5, color=GRAD)
+    c.arrow([(6.5 - 0.8, y), (2.4 + 1.63, y)], color=GRAD)
+    c.code(4.85, y - 0.35, "da_prev", size=8.5, color=GRAD)
+    c.text(9.75, y, "· · ·", size=15, color=MUTED)
+    c.arrow([(9.2, y), (6.5 + 1.63, y)], color=GRAD)
+    c.code(8.75, y - 0.35, "da_prev", size=8.5, color=GRAD)
+    c.arrow([(12.0 - 0.8, y), (10.3, y)], color=GRAD, head=False)
+    c.arrow([(15.6, y), (12.0 + 1.63, y)], color=GRAD)
+    c.text(14.7, y + 0.4, "0", size=13, color=GRAD)
+    c.code(14.7, y - 0.35, "zeros", size=8.5, color=GRAD)
+    c.arrow([(2.4 - 0.8, y), (0.4, y)], color=GRAD)
+    c.code(0.5, y + 0.35, "da0", size=9.5, color=GRAD, ha="left")
+    c.text(8.0, 6.85, "rnn_backward: rnn_cell_backward at every step, from the last one back to the first",
+           size=10, color=INK)
+    c.text(8.0, 0.5, r"each step's $dW_{ax},\ dW_{aa},\ db_a$ are added to running totals (the weights are shared)",
+           size=10, color=GRAD)
+    return c.svg()
+
+
+def lstm_backward():
+    c = Canvas(18.8, 8.0)
+    top, low, mid = 6.6, 1.9, 4.25
+    c.box(8.55, 4.25, 12.7, 6.2)
+    c.code(2.45, 7.0, "lstm_cell_backward", size=10, ha="left")
+    # what arrives from step t+1
+    c.arrow([(18.6, top), (13.47, top)], color=GRAD)
+    c.text(18.5, top + 0.45, r"$dc_{next}$", size=13, color=GRAD, ha="right")
+    c.code(18.5, top - 0.42, "from step t+1", size=8.5, color=GRAD, ha="right")
+    c.arrow([(18.6, low), (11.3, low)], color=GRAD, head=False)
+    c.text(18.5, low + 0.45, r"$da_{next}$", size=13, color=GRAD, ha="right")
+    c.code(18.5, low - 0.42, "da[:,:,t] + da_prev", size=8.5, color=GRAD, ha="right")
+    # path 2: the hidden state's gradient reaches the cell state, since a = o * tanh(c)
+    c.ax.add_patch(patches.Circle((13.25, low), 0.07, color=GRAD, zorder=5))
+    c.arrow([(13.25, low), (13.25, mid - 0.42)], color=GRAD)
+    c.box(13.25, mid, 2.9, 0.8, r"$\odot\,o_t\,(1-\tanh^2 c^{\langle t\rangle})$", fc=PANEL, ec=GRAD,
+          size=9, color=GRAD, lw=1.3)
+    c.arrow([(13.25, mid + 0.4), (13.25, top - 0.22)], color=GRAD)
+    c.node(13.25, top, "+", color=GRAD)
+    c.text(13.45, 5.35, "path 2", size=9.5, color=GRAD, ha="left")
+    c.text(15.6, top + 0.32, "path 1", size=9.5, color=GRAD)
+    c.text(11.3, top + 0.4, r"$dc$ (both paths)", size=11, color=GRAD)
+    # dc flows back along the cell state through the forget gate
+    c.arrow([(13.03, top), (7.28, top)], color=GRAD)
+    c.node(7.0, top, "×", color=GATES["f"])
+    c.text(7.0, top + 0.5, r"$f_t$", size=12, color=GATES["f"])
+    c.arrow([(6.72, top), (0.4, top)], color=GRAD)
+    c.text(0.45, top + 0.45, r"$dc_{prev}$", size=13, color=GRAD, ha="left")
+    c.code(0.45, top - 0.42, "dc * ft", size=8.5, color=GRAD, ha="left")
+    # the gates' gradients, and dz through every gate's weights
+    c.ax.add_patch(patches.Circle((9.6, top), 0.07, color=GRAD, zorder=5))
+    c.arrow([(9.6, top), (9.6, mid + 0.65)], color=GRAD)
+    c.arrow([(11.3, low), (11.3, mid), (10.45, mid)], color=GRAD, dashed=True)
+    c.box(6.95, mid, 7.0, 1.3, "", fc=PANEL, ec=GRAD, lw=1.3)
+    c.text(6.95, mid + 0.3, r"$df_t,\ di_t,\ d\tilde{c}_t$ from $dc$;   $do_t$ from $da_{next}$", size=10.5,
+           color=GRAD)
+    c.text(6.95, mid - 0.3, r"$dz = W_f^T df_t + W_i^T di_t + W_c^T d\tilde{c}_t + W_o^T do_t$", size=10.5,
+           color=GRAD)
+    c.arrow([(4.3, mid - 0.65), (4.3, low), (0.4, low)], color=GRAD)
+    c.text(0.45, low + 0.45, r"$da_{prev}$", size=13, color=GRAD, ha="left")
+    c.code(0.45, low - 0.42, "top n_a rows of dz", size=8.5, color=GRAD, ha="left")
+    c.arrow([(7.4, mid - 0.65), (7.4, 0.3)], color=GRAD)
+    c.text(7.65, 0.7, r"$dx_t$", size=13, color=GRAD, ha="left")
+    c.code(8.5, 0.67, "the other n_x rows", size=8.5, color=GRAD, ha="left")
+    return c.svg()
+
+
+FIGURES = {"rnn_cell": rnn_cell, "rnn_unrolled": rnn_unrolled, "lstm_cell": lstm_cell,
+           "rnn_backward": rnn_backward, "lstm_backward": lstm_backward}
+
+
+def draw(name):
+    """The SVG text of figure ``name``."""
+    _own_fonts_only()
+    with matplotlib.rc_context(STYLE):
+        return FIGURES[name]()
+
+
+def data_uri(svg):
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+
+
+def embed(source):
+    """Markdown whose ``figure:<name>`` images are replaced by the drawn figures."""
+    def sub(m):
+        name = m.group(1)
+        if name not in FIGURES:
+            raise KeyError(f"the notebook asks for figure:{name}; figures.py draws {sorted(FIGURES)}")
+        return "](" + data_uri(draw(name)) + ")"
+    return FIGURE_URL.sub(sub, source)
