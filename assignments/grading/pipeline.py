@@ -109,7 +109,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     os.makedirs(work)
     shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    assignment.write_generated(os.path.join(work, "source", aid))
+    assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
     record.prepare(config, aid)
     course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                     source=read_files(os.path.join(work, "source", aid)),
