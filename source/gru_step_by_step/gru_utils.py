@@ -33,6 +33,20 @@ def numerical_gradient(f, x, dout, h=1e-5):
 
 
 def relative_error(a, b):
-    """max |a - b| / (|a| + |b|): about 1e-7 or less means two gradients agree."""
+    """How far apart two gradients are, relative to their size: |a - b| / (|a| + |b|),
+    with |.| the Euclidean norm of the whole array (0 when both are zero).
+
+    The norm is taken over all entries at once, so a few entries that are nearly zero
+    (where a ratio entry by entry would blow up) do not raise a false alarm. With
+    ``numerical_gradient``'s default step, a correct gradient gives 1e-8 or less on the
+    notebook's small examples; above 1e-5 something is wrong.
+
+    The arrays must have the same shape: numpy would otherwise broadcast them (a (5,)
+    array against a (5, 1) one makes a (5, 5) difference) and compare the wrong entries.
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
+    if a.shape != b.shape:
+        raise ValueError(f"relative_error compares arrays of the same shape, but got {a.shape} and {b.shape}: "
+                         "reshape the one that is wrong (a bias gradient, for instance, should be (n, 1))")
+    scale = np.linalg.norm(a) + np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / scale) if scale > 0 else 0.0
