@@ -27,6 +27,13 @@ from conftest import RELEASE, REPO
 
 mistakes = ASSIGNMENT.mistakes
 
+
+@pytest.fixture(autouse=True)
+def as_a_student(monkeypatch):
+    """These tests run the notebook as a student does: never with nbgrader's signal that the
+    autograder runs it (a grading run earlier in the same process may have left it set)."""
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
 SOURCE = os.path.join(REPO, "source", "rnn_step_by_step")
 FIGURE = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
 

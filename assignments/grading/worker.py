@@ -91,6 +91,9 @@ class Worker:
                   "worker": f"{socket.gethostname()}:{os.getpid()}"}
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
+        # nbgrader sets NBGRADER_EXECUTION in this process while it autogrades, and leaves it
+        # set when autograding fails (nbgrader.utils.setenv restores it without a finally)
+        before = os.environ.get("NBGRADER_EXECUTION")
         try:
             Autograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
             with open(os.path.join(folders[1], self.course.notebook + ".ipynb"), encoding="utf-8") as f:
@@ -99,6 +102,10 @@ class Worker:
             result["message"] = f"autograde failed: {errors.cause() or exc}"
         finally:
             logging.getLogger("traitlets").removeHandler(errors)
+            if before is None:
+                os.environ.pop("NBGRADER_EXECUTION", None)
+            else:
+                os.environ["NBGRADER_EXECUTION"] = before
         if result["ok"]:
             try:
                 GenerateFeedback(coursedir=coursedir(self.config, aid, student), config=self.config).start()
