@@ -58,14 +58,6 @@ HIDDEN_SHAPES = (
 )
 
 
-def hidden_recipes(function):
-    return [s.recipe(function) for s in HIDDEN_SHAPES]
-
-
-def public_recipes(function):
-    return [EXAMPLES[function]] + [s.recipe(function) for s in PUBLIC_SHAPES]
-
-
 def _lstm_params(n_a=5, n_x=3, n_y=2, order="fioc"):
     draws = []
     for gate in order:

@@ -51,7 +51,6 @@ PROTOCOLS = {
 }
 EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {})}) for e in EXERCISES)
 BY_NAME = {e.name: e for e in EXERCISES}
-MAX_SCORE = sum(e.points for e in EXERCISES)
 
 _LSTM_PARAMS = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")
 # For each backward pass: which forward input or parameter each returned gradient is for.
