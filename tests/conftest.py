@@ -121,6 +121,7 @@ def schema_problems(results):
 # Markers (pytest.ini) given by what a test needs, so that no module has to remember them.
 _SANDBOXED = {"sample_class", "hostile"}
 _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
+                 "test_isolation": ("slow", "sandbox"),
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",),
                  "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
                  "test_browser": ("browser", "slow"), "test_course": ("sandbox",)}

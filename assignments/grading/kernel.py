@@ -13,20 +13,33 @@ When the grader runs as root, each kernel drops to a user id of its own inside t
 (so one kernel's fork bomb cannot starve another's), and bubblewrap keeps only the two
 capabilities that drop needs. Otherwise the sandbox is a user namespace of the grader's
 user, where the limit counts the sandbox's own processes.
+
+Kernels are warm by default: each worker keeps one zygote (zygote.py) in a sandbox made
+as above, which has imported Python's, numpy's and ipykernel's modules once and forks a
+kernel per submission, each in pid, mount and IPC namespaces of its own, with fresh
+/tmp, /dev/shm and scratch (see zygote.py for what each namespace keeps from the next
+learner). ``warm = False``, or grading without the sandbox, boots each kernel cold.
 """
+import asyncio
 import itertools
+import json
 import multiprocessing.util
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from queue import Empty
 
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import LocalProvisioner
 from jupyter_core.utils import ensure_async, run_sync
 from traitlets import Bool, Integer, Unicode, default
 
@@ -128,6 +141,9 @@ class GradingKernelManager(AsyncKernelManager):
                                       "once (RLIMIT_NPROC): a fork bomb stops there. 0 for none.").tag(config=True)
     scratch_root = Unicode("", help="Where scratch folders are made (grading sets its work "
                                     "folder, which each run wipes).").tag(config=True)
+    warm = Bool(True, help="Fork sandboxed kernels from a zygote that has already imported "
+                           "numpy and ipykernel (zygote.py), instead of booting each one: the "
+                           "same sandbox and limits, each kernel in namespaces of its own.").tag(config=True)
 
     @default("client_factory")
     def _quick_client(self):
@@ -135,11 +151,14 @@ class GradingKernelManager(AsyncKernelManager):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None)
-        # Unix socket paths must stay under 108 bytes: keep them in a short private folder
-        self.sockets = tempfile.mkdtemp(prefix="gk-", dir="/tmp" if os.path.isdir("/tmp") else None)
         # as root, the kernel runs as a user of its own (see the module docstring)
         self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
+        self.zygote = ZYGOTES.get(self) if self.sandbox and self.warm else None
+        scratch_root = self.zygote.scratch_root if self.zygote else self.scratch_root or None
+        self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=scratch_root)
+        # Unix socket paths must stay under 108 bytes: keep them in a short private folder
+        sockets_root = self.zygote.sockets_root if self.zygote else "/tmp" if os.path.isdir("/tmp") else None
+        self.sockets = tempfile.mkdtemp(prefix="gk-", dir=sockets_root)
         if self.sandbox:
             # no network namespace to share: talk over Unix sockets in a folder both can see
             self.transport = "ipc"
@@ -174,21 +193,37 @@ class GradingKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
-        if not self.sandbox:
+        if not self.sandbox or self.zygote:
             return cmd
-        return self._bwrap() + ["--"] + cmd
+        return self.bwrap(self.scratch, self.sockets, root=bool(self.uid)) + ["--"] + cmd
 
-    def _bwrap(self):
-        if self.uid:   # root: no user namespace, and only what dropping to self.uid needs
+    def spawn_request(self):
+        """What the zygote needs to fork this kernel (zygote.py's ``spawn``)."""
+        return {"op": "spawn", "isolate": True, "connection_file": self.connection_file, "uid": self.uid,
+                "scratch": self.scratch, "scratch_root": self.zygote.scratch_root,
+                "sockets": self.sockets, "sockets_root": self.zygote.sockets_root,
+                "log": self.sockets + ".log",
+                "tmp_size": parse_size(self.file_limit) or 2**30,
+                "env": {"HOME": self.scratch, "TMPDIR": self.scratch},
+                "limits": {"RLIMIT_NPROC": int(self.process_limit), "RLIMIT_AS": parse_size(self.memory_limit),
+                           "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit)}}
+
+    def bwrap(self, scratch, sockets, root, zygote=False):
+        """bubblewrap's command line for a kernel (or, with ``zygote``, for the zygote that
+        forks them: it keeps what making namespaces and mounts needs, and sees the roots
+        of the scratch and socket folders)."""
+        if root:   # root: no user namespace, and only what dropping to the kernel's uid needs
             unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                        "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             unshare = ["--unshare-all", "--cap-drop", "ALL"]
+        if zygote:
+            unshare += ["--cap-add", "CAP_SYS_ADMIN"]
         args = [shutil.which("bwrap") or "bwrap", *unshare, "--die-with-parent", "--new-session",
                 "--proc", "/proc", "--dev", "/dev",
                 "--size", str(parse_size(self.file_limit) or 2**30), "--perms", "1777", "--tmpfs", "/tmp",
                 "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-                "--setenv", "HOME", self.scratch, "--setenv", "TMPDIR", self.scratch,
+                "--setenv", "HOME", scratch, "--setenv", "TMPDIR", scratch,
                 "--setenv", "LANG", "C.UTF-8"]
         for d in SYSTEM_DIRS:
             if os.path.islink(d):
@@ -201,7 +236,7 @@ class GradingKernelManager(AsyncKernelManager):
         prefixes = sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
         # folders on the way to what is bound below, made traversable for the kernel's user
         # (bubblewrap would make them 0700, and /root-like homes are 0700 on the host)
-        ancestors = {os.path.dirname(p) for p in prefixes + [self.scratch, self.sockets]}
+        ancestors = {os.path.dirname(p) for p in prefixes + [scratch, sockets]}
         ancestors = {a for p in ancestors for a in [p] + [p[:i] for i in range(1, len(p)) if p[i] == "/"]}
         for a in sorted(ancestors, key=lambda a: (a.count("/"), a)):
             if a not in ("", "/", "/tmp") and not a.startswith(SYSTEM_DIRS) and not os.path.islink(a):
@@ -210,8 +245,7 @@ class GradingKernelManager(AsyncKernelManager):
             args += ["--ro-bind", d, d]
         for name, value in self.kernel_spec.env.items():
             args += ["--setenv", name, value]
-        args += ["--bind", self.scratch, self.scratch, "--bind", self.sockets, self.sockets,
-                 "--chdir", self.scratch]
+        args += ["--bind", scratch, scratch, "--bind", sockets, sockets, "--chdir", scratch]
         return args
 
     async def _async_wait(self, pollinterval=0.01):
@@ -219,21 +253,195 @@ class GradingKernelManager(AsyncKernelManager):
         await super()._async_wait(pollinterval=pollinterval)
 
     async def _async_pre_start_kernel(self, **kw):
+        if self.zygote and self.provisioner is None:   # forked by the zygote, not launched
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            self.provisioner = ZygoteProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
         kw.setdefault("stdout", subprocess.DEVNULL)
         kw.setdefault("stderr", subprocess.DEVNULL)
         kw["cwd"] = self.scratch
         cmd, kw = await super()._async_pre_start_kernel(**kw)
         if self.uid:   # the kernel's own user must own its folders and read its connection file
-            for folder in (self.scratch, self.sockets):
+            for folder in (self.sockets,) if self.zygote else (self.scratch, self.sockets):
                 os.chmod(folder, 0o711)   # bubblewrap, root without capabilities, must enter it
                 for dirpath, _, files in os.walk(folder):
                     for path in [dirpath] + [os.path.join(dirpath, f) for f in files]:
                         os.lchown(path, self.uid, self.uid)
         return cmd, kw
 
+    def setup_log(self):
+        """What a forked kernel's set-up wrote before it failed (empty when it did not)."""
+        try:
+            with open(self.sockets + ".log", encoding="utf-8", errors="replace") as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
+
     def cleanup_scratch(self):
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.sockets, ignore_errors=True)
+        if os.path.exists(self.sockets + ".log"):
+            os.remove(self.sockets + ".log")
+
+
+class ZygoteProvisioner(LocalProvisioner):
+    """jupyter_client's local provisioner, whose kernel the zygote forks."""
+
+    async def launch_kernel(self, cmd, **kwargs):
+        km = self.parent
+        self.process = km.zygote.spawn(km.spawn_request())
+        self.pid, self.pgid = self.process.pid, None
+        self.cwd = km.scratch
+        return self.connection_info
+
+    async def wait(self):
+        # a killed kernel is gone within milliseconds: the stock 0.1 s poll only waits
+        while self.process is not None and await self.poll() is None:
+            await asyncio.sleep(0.005)
+        self.process = None
+        return 0
+
+
+class ZygoteKernel:
+    """A forked kernel as jupyter_client's provisioner handles a Popen."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, zygote, pid):
+        self.zygote, self.pid, self.returncode = zygote, pid, None
+
+    def poll(self):
+        if self.returncode is None:
+            try:
+                self.returncode = self.zygote.request({"op": "poll", "pid": self.pid})["status"]
+            except ZygoteError:   # no zygote, no kernel
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    def wait(self, timeout=None):
+        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("kernel", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def send_signal(self, signum):
+        if self.returncode is None:
+            try:
+                self.zygote.request({"op": "signal", "pid": self.pid, "signal": int(signum)})
+            except ZygoteError:
+                pass
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self):
+        self.send_signal(signal.SIGTERM)
+
+
+class ZygoteError(RuntimeError):
+    pass
+
+
+class Zygote:
+    """One warm zygote (zygote.py) in its sandbox, and the grader's end of its pipes."""
+
+    SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+
+    def __init__(self, km, scratch_root):
+        self.own_scratch = not scratch_root
+        self.scratch_root = scratch_root or tempfile.mkdtemp(prefix="kernels-")
+        os.makedirs(self.scratch_root, exist_ok=True)
+        self.sockets_root = tempfile.mkdtemp(prefix="gz-", dir="/tmp" if os.path.isdir("/tmp") else None)
+        os.chmod(self.sockets_root, 0o711)
+        with open(self.SOURCE, encoding="utf-8") as f:
+            source = f.read()
+        cmd = km.bwrap(self.scratch_root, self.sockets_root, root=os.geteuid() == 0, zygote=True)
+        self.lock = threading.Lock()
+        self.log = os.path.join(self.sockets_root, "zygote.log")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=log, cwd=self.scratch_root)
+        self.pid = os.getpid()
+        self._read(timeout=120)   # {"ready": ...}: it has imported what kernels import
+
+    def alive(self):
+        return self.pid == os.getpid() and self.proc.poll() is None
+
+    def _read(self, timeout):
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else b""
+        if not line:
+            said = ""
+            try:
+                with open(self.log, encoding="utf-8", errors="replace") as f:
+                    said = f.read().strip().splitlines()[-1:]
+            except OSError:
+                pass
+            self.stop()
+            raise ZygoteError(("the kernel zygote stopped answering" if ready or self.proc.poll() is not None
+                               else f"the kernel zygote did not answer within {timeout} s")
+                              + (f": {said[0]}" if said else ""))
+        return json.loads(line)
+
+    def request(self, obj, timeout=30):
+        with self.lock:
+            if not self.alive():
+                raise ZygoteError("the kernel zygote is gone")
+            try:
+                self.proc.stdin.write(json.dumps(obj).encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError as exc:
+                self.stop()
+                raise ZygoteError(f"the kernel zygote is gone: {exc}") from exc
+            reply = self._read(timeout)
+        if "error" in reply:
+            raise ZygoteError(reply["error"])
+        return reply
+
+    def spawn(self, request):
+        return ZygoteKernel(self, self.request(request)["pid"])
+
+    def stop(self):
+        if self.pid != os.getpid():   # a forked copy of the process that started it: not ours
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.sockets_root, ignore_errors=True)
+        if self.own_scratch:
+            shutil.rmtree(self.scratch_root, ignore_errors=True)
+
+
+class Zygotes:
+    """At most one zygote per grading process (per scratch root), started with the first
+    warm kernel and stopped when the process ends."""
+
+    def __init__(self):
+        self.zygote, self.key, self.pid = None, None, None
+
+    def get(self, km):
+        key = (km.scratch_root, os.geteuid())
+        if self.zygote is None or self.key != key or not self.zygote.alive():
+            self.stop()
+            if self.pid != os.getpid():
+                self.pid = os.getpid()
+                multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
+            self.zygote, self.key = Zygote(km, km.scratch_root), key
+        return self.zygote
+
+    def stop(self):
+        if self.zygote is not None:
+            self.zygote.stop()
+        self.zygote = self.key = None
+
+
+ZYGOTES = Zygotes()
 
 
 class Spare:

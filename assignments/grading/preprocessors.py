@@ -52,7 +52,8 @@ class JudgedExecute(Execute):
     max_reply_bytes = Integer(50_000_000, help="Largest reply one judged call may send back.").tag(config=True)
     store_widget_state = Bool(False)   # widget messages would pile up in memory unchecked
     prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
-                               "(each submission still gets a fresh kernel and sandbox).").tag(config=True)
+                               "(each submission still gets a fresh kernel and sandbox). Only for "
+                               "cold kernels: a warm one is forked when needed.").tag(config=True)
 
     @default("shutdown_kernel")
     def _kill_when_done(self):
@@ -112,8 +113,8 @@ class JudgedExecute(Execute):
     def _start_spare(self):
         """Boot the next submission's kernel now, while this one is graded: a fresh process
         in a fresh sandbox and scratch folder, so nothing passes from one learner to the next."""
-        if not self.prestart or SPARE.ready():
-            return
+        if not self.prestart or SPARE.ready() or getattr(self.km, "zygote", None):
+            return   # a forked kernel starts in a few hundredths of a second: no spare needed
         own = self.km
         try:
             km = super().create_kernel_manager()

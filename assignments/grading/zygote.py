@@ -1,0 +1,286 @@
+"""The zygote: a warm Python inside a worker's sandbox that forks a fresh kernel for each
+submission, so that no learner pays for booting Python, numpy, IPython and ipykernel.
+
+kernel.py starts it once per worker, inside bubblewrap, with the same read-only view of
+the system and the Python environment as a cold kernel has, and no network. It imports
+what every kernel imports, then serves the grader on its stdin and stdout, one JSON
+request and one JSON reply per line. It never runs a learner's code itself.
+
+What a learner can leave behind for the next learner of the same worker, and why nothing
+passes:
+
+* memory and module state: each kernel is a new fork of the zygote, which only imported;
+* processes: each kernel is process 2 of a pid namespace of its own, under an init that
+  reaps and that dies with it (or with the zygote); when it dies the kernel of Linux kills
+  everything left in the namespace, however detached;
+* files: each kernel gets a mount namespace of its own, with new empty tmpfs on /tmp,
+  /dev/shm and the scratch root (where it finds a copy of its helper files), and sees only
+  its own socket folder; SysV IPC is private too (an IPC namespace);
+* the environment: read-only, as for a cold kernel.
+
+Then it drops every privilege: as root, to a user id of its own (kernel.py picks it); in
+a user namespace, by clearing its capabilities. Limits are set as for a cold kernel.
+
+This file is sent to the sandbox as text (the repository is not in it): standard library
+only, and nothing imported from the package.
+"""
+import ctypes
+import gc
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import traceback
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
+PRELOAD = ("numpy", "ipykernel.kernelapp")   # then whatever a kernel imports as it starts (learn_imports)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _call(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def mount(source, target, fstype=None, flags=0, data=None):
+    enc = (lambda s: s.encode() if s is not None else None)
+    _call(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
+
+
+def fresh_tmpfs(target, size, mode="1777"):
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode={mode}")
+
+
+def read_only(target):
+    """Make a mount read-only in this namespace only, keeping the flags it has (a user
+    namespace may not clear them)."""
+    kept = os.statvfs(target).f_flag
+    flags = MS_BIND | MS_REMOUNT | MS_RDONLY
+    for st, ms in ((2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME), (2048, MS_NODIRATIME),
+                   (4096, MS_RELATIME)):
+        if kept & st:
+            flags |= ms
+    mount(None, target, None, flags)
+
+
+def isolate(req):
+    """In the new namespaces, as their privileged init: the mounts described above.
+    Returns the helper files, to be written once privileges are dropped."""
+    sockets = os.open(req["sockets"], os.O_PATH | os.O_DIRECTORY)   # mounted back below
+    files = {}
+    for name in os.listdir(req["scratch"]):   # the helper files the grader copied in
+        path = os.path.join(req["scratch"], name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                files[name] = f.read()
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)   # this namespace's processes only
+    size = req["tmp_size"]
+    fresh_tmpfs("/tmp", size)
+    if os.path.isdir("/dev/shm"):
+        fresh_tmpfs("/dev/shm", size)
+    for root in (req["sockets_root"], req["scratch_root"]):   # hide the other kernels' folders
+        os.makedirs(root, exist_ok=True)
+        fresh_tmpfs(root, "1m", "0755")
+    os.mkdir(req["sockets"])
+    mount(f"/proc/self/fd/{sockets}", req["sockets"], None, MS_BIND)
+    os.close(sockets)
+    os.mkdir(req["scratch"])
+    owner = f",uid={req['uid']},gid={req['uid']}" if req["uid"] else ""
+    fresh_tmpfs(req["scratch"], f"{size}{owner}", "0700")
+    for target in ("/", "/dev"):   # in a user namespace, the sandbox's user owns these
+        read_only(target)
+    return files
+
+
+def drop_privileges(uid):
+    """As root: become ``uid`` (which clears every capability). In a user namespace: clear
+    the capabilities themselves, bounding and ambient sets included."""
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if uid:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        return
+    _libc.prctl(PR_CAP_AMBIENT, 4, 0, 0, 0)   # PR_CAP_AMBIENT_CLEAR_ALL
+    for cap in range(64):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    _call(_libc.capset(header, data), "capset")
+
+
+def set_limits(limits):
+    for name, value in limits.items():
+        if value:
+            which = getattr(resource, name)
+            resource.setrlimit(which, (value, value + 5 if name == "RLIMIT_CPU" else value))
+
+
+def exit_code(status):
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def child(req):
+    """The forked kernel (never returns). In the sandbox: this process is the zygote's
+    handle on the kernel; it makes the namespaces and waits for their init, which waits
+    for the kernel."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    for fd, to in ((0, devnull), (1, devnull), (2, log)):
+        os.dup2(to, fd)
+    os.close(log)
+    os.setsid()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # gone with the zygote
+    if req["isolate"]:
+        _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+        alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
+        init = os.fork()
+        if init:
+            _, status = os.waitpid(init, 0)
+            os._exit(exit_code(status))
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
+        os.close(alive_w)
+        if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
+            os._exit(1)
+        files = isolate(req)
+        drop_privileges(req["uid"])
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # a change of user cleared it
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(1)
+        os.close(alive_r)
+        for name, data in files.items():
+            with open(os.path.join(req["scratch"], name), "wb") as f:
+                f.write(data)
+        kernel = os.fork()
+        if kernel:
+            while True:   # reap orphans until the kernel exits
+                try:
+                    pid, status = os.wait()
+                except ChildProcessError:
+                    os._exit(1)
+                if pid == kernel:
+                    os._exit(exit_code(status))
+    run_kernel(req)
+
+
+def run_kernel(req):
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)   # the log is for the set-up: from here on, as a cold kernel's stderr
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # the zygote ignores it
+    set_limits(req["limits"])
+    os.environ.update(req["env"])
+    os.chdir(req["scratch"])
+    import numpy
+    numpy.random.seed()   # a fork shares its parent's random state: give each its own
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]   # as ipykernel_launcher does; the kernel puts the cwd back
+    sys.argv = ["ipykernel_launcher", "-f", req["connection_file"]]
+    from ipykernel import kernelapp
+    kernelapp.launch_new_instance()
+    os._exit(0)
+
+
+def learn_imports():
+    """The modules a kernel imports as it starts (the debugger's, the history's, the
+    classes named in its configuration...): learned from a throwaway kernel, forked,
+    initialised on sockets of the zygote's own and never started, so that the list
+    follows the installed versions instead of being written down here."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.environ["HOME"] = "/tmp"
+            before = set(sys.modules)
+            from ipykernel import kernelapp
+            kernelapp.IPKernelApp.instance().initialize(
+                ["--transport=ipc", "--ip=/tmp/.probe", "-f", "/tmp/.probe.json", "--no-stdout", "--no-stderr"])
+            with os.fdopen(write, "w") as f:
+                json.dump(sorted(set(sys.modules) - before), f)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        text = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(text) if text else []
+
+
+def preload():
+    for name in PRELOAD:
+        __import__(name)
+    for name in learn_imports():
+        try:
+            __import__(name)
+        except Exception:   # a module only a running kernel can import: it will, itself
+            pass
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:   # a fork copies one thread: another one's locks would stay held
+        raise RuntimeError(f"the zygote must have one thread before it forks, not {threads}")
+    gc.freeze()   # what the kernels share stays shared: the collector will not touch it
+
+
+def serve():
+    preload()
+    live, exited = set(), {}
+    stdin, out = sys.stdin.buffer, sys.stdout.buffer
+
+    def reply(obj):
+        out.write(json.dumps(obj).encode() + b"\n")
+        out.flush()
+
+    reply({"ready": os.getpid()})
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        try:
+            req = json.loads(line)
+            while True:   # reap whatever has exited
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if not pid:
+                    break
+                live.discard(pid)
+                exited[pid] = exit_code(status)
+            if req["op"] == "spawn":
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        child(req)
+                    except BaseException:
+                        try:
+                            traceback.print_exc()
+                        finally:
+                            os._exit(70)
+                live.add(pid)
+                reply({"pid": pid})
+            elif req["op"] == "poll":   # an exit is told once
+                reply({"status": exited.pop(req["pid"], None)})
+            elif req["op"] == "signal":
+                if req["pid"] in live:
+                    try:
+                        os.kill(req["pid"], req["signal"])
+                    except ProcessLookupError:
+                        pass
+                reply({"ok": True})
+            else:
+                reply({"error": f"unknown op {req['op']!r}"})
+        except Exception as exc:
+            reply({"error": f"{type(exc).__name__}: {exc}"})
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    serve()
