@@ -172,6 +172,13 @@ def child(req):
     run_kernel(req)
 
 
+def plain_compiler():
+    """IPython's cell compiler for the kernel, not the debugger's (see kernel.py's KERNEL_OPTIONS)."""
+    from ipykernel.ipkernel import IPythonKernel
+    from IPython.core.compilerop import CachingCompiler
+    IPythonKernel.compiler_class.klass = IPythonKernel.compiler_class.default_value = CachingCompiler
+
+
 def run_kernel(req):
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)   # the log is for the set-up: from here on, as a cold kernel's stderr
@@ -183,7 +190,8 @@ def run_kernel(req):
     numpy.random.seed()   # a fork shares its parent's random state: give each its own
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]   # as ipykernel_launcher does; the kernel puts the cwd back
-    sys.argv = ["ipykernel_launcher", "-f", req["connection_file"]]
+    sys.argv = ["ipykernel_launcher", "-f", req["connection_file"], *req["options"]]
+    plain_compiler()
     from ipykernel import kernelapp
     kernelapp.launch_new_instance()
     os._exit(0)
