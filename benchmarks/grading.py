@@ -1,7 +1,7 @@
 """Benchmark: plain `nbgrader autograde` against `python -m assignments grade`, same
 submissions, same run, same machine.
 
-  .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5]
+  .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5] [--growth]
 
 Builds N correct submissions from the sample class's correct answers, then times
   1. plain nbgrader: `nbgrader autograde` in a stock course folder (no config of ours:
@@ -12,6 +12,8 @@ Builds N correct submissions from the sample class's correct answers, then times
      the stock python3 kernel, no grading at all).
 CPU is the machine's busy time while each step runs (/proc/stat), so kernels and
 sandboxes are counted whichever process reaps them; run it on an otherwise idle machine.
+With --growth it then grades 10, 40 and 160 submissions with both graders, ours with 1 and
+2 workers, and prints how wall time and CPU per submission grow (about 15 minutes).
 Exits 1 when the two graders disagree on a grade; the times are printed, never asserted.
 """
 import argparse
@@ -86,29 +88,50 @@ def plain_scores(db):
     return {s: round(float(v), 2) for s, v in rows}
 
 
+def plain_course(root, n):
+    """A stock nbgrader course folder with n correct submissions, assignment generated."""
+    shutil.copytree(os.path.join(REPO, "source"), os.path.join(root, "source"), ignore=shutil.ignore_patterns("__pycache__"))
+    assignment.write_generated(os.path.join(root, "source", AID))   # the checks students get
+    build_class(root, n)
+    timed([os.path.join(BIN, "nbgrader"), "generate_assignment", AID, "--log-level=ERROR"], cwd=root)
+    return root
+
+
+def ours_cmd(submissions, out, workers=None):
+    cmd = [sys.executable, "-m", "assignments", "grade", "--submissions", submissions, "--out", out, "--quiet"]
+    return cmd + (["--workers", str(workers)] if workers else [])
+
+
+def growth(tmp):
+    """Wall time and CPU per submission for 10, 40 and 160 submissions: plain nbgrader,
+    and ours with 1 and 2 workers."""
+    print("\ngrowth (CPU s per submission; wall s)")
+    print(f"{'submissions':>11} | {'plain':>15} | {'ours, 1 worker':>15} | {'ours, 2 workers':>15}")
+    for n in (10, 40, 160):
+        root = plain_course(os.path.join(tmp, f"growth{n}"), n)
+        row = [timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=root)]
+        for w in (1, 2):
+            row.append(timed(ours_cmd(root, os.path.join(tmp, f"growth{n}-ours{w}"), w), cwd=REPO))
+        print(f"{n:>11} | " + " | ".join(f"{cpu / n:5.2f}; {wall:6.1f} s" for wall, cpu in row))
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--workers", type=int, default=None, help="ours: default one per core")
     parser.add_argument("--floor", type=int, default=5, help="notebooks run with a bare kernel for the floor")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark's folder")
+    parser.add_argument("--growth", action="store_true", help="then 10, 40 and 160 submissions, 1 and 2 workers")
     args = parser.parse_args()
     n = args.submissions
     tmp = tempfile.mkdtemp(prefix="grading-bench-")
     try:
-        plain = os.path.join(tmp, "plain")
-        shutil.copytree(os.path.join(REPO, "source"), os.path.join(plain, "source"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        assignment.write_generated(os.path.join(plain, "source", AID))   # the checks students get
-        build_class(plain, n)
-        ours = os.path.join(tmp, "ours")
         print(f"{n} correct submissions, {len(os.sched_getaffinity(0))} cores")
-        timed([os.path.join(BIN, "nbgrader"), "generate_assignment", AID, "--log-level=ERROR"], cwd=plain)
+        plain = plain_course(os.path.join(tmp, "plain"), n)
+        ours = os.path.join(tmp, "ours")
         plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=plain)
-        cmd = [sys.executable, "-m", "assignments", "grade", "--submissions", plain, "--out", ours, "--quiet"]
-        if args.workers:
-            cmd += ["--workers", str(args.workers)]
-        ours_wall, ours_cpu = timed(cmd, cwd=REPO)
+        ours_wall, ours_cpu = timed(ours_cmd(plain, ours, args.workers), cwd=REPO)
         notebooks = sorted(glob.glob(os.path.join(plain, "submitted", "*", AID, NB)))[:args.floor]
         floor_cmd = [sys.executable, "-c", FLOOR, os.path.join(REPO, "release", AID)]
         start_wall, start_cpu = timed(floor_cmd)   # the interpreter and its imports alone
@@ -128,6 +151,8 @@ def main():
         same = theirs == mine
         print(f"grades identical: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))}, "
               f"{len(theirs)} vs {len(mine)} students)")
+        if args.growth:
+            growth(tmp)
         return 0 if same else 1
     finally:
         if args.keep:

@@ -32,3 +32,21 @@ def test_not_installed_on_another_nbgrader(monkeypatch):
         assert speedups.install() is False
     assert nbgrader.api.Gradebook.__init__ is stock
     assert any("written for nbgrader" in str(w.message) for w in caught)
+
+
+def test_cached_metadata_validation_raises_what_jsonschema_raises():
+    """nbgrader's metadata validator with the cached jsonschema: valid metadata passes, and
+    invalid metadata fails with jsonschema.validate's own error."""
+    import jsonschema
+    import pytest
+    from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
+    schema = MetadataValidatorV3().schema
+    cached = speedups.CachedJsonschema()
+    good = {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 1, "schema_version": 3}
+    cached.validate(good, schema)
+    for bad in (dict(good, points="many"), dict(good, grade_id=3), {"grade": True}):
+        with pytest.raises(jsonschema.ValidationError) as stock:
+            jsonschema.validate(bad, schema)
+        with pytest.raises(jsonschema.ValidationError) as ours:
+            cached.validate(bad, schema)
+        assert ours.value.message == stock.value.message

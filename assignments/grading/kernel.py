@@ -162,7 +162,12 @@ class GradingKernelManager(AsyncKernelManager):
         super().__init__(**kwargs)
         # as root, the kernel runs as a user of its own (see the module docstring)
         self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
-        self.zygote = ZYGOTES.get(self) if self.sandbox and self.warm else None
+        self.zygote = None
+        if self.sandbox and self.warm:
+            try:
+                self.zygote = ZYGOTES.get(self)
+            except (ZygoteError, OSError) as exc:   # only an optimisation: boot this kernel cold
+                self.log.warning("no warm kernel (%s): booting a cold one", exc)
         scratch_root = self.zygote.scratch_root if self.zygote else self.scratch_root or None
         self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=scratch_root)
         # Unix socket paths must stay under 108 bytes: keep them in a short private folder
@@ -433,16 +438,22 @@ class Zygotes:
     warm kernel and stopped when the process ends."""
 
     def __init__(self):
-        self.zygote, self.key, self.pid = None, None, None
+        self.zygote, self.key, self.pid, self.failed = None, None, None, {}
 
     def get(self, km):
         key = (km.scratch_root, os.geteuid())
+        if key in self.failed:   # tried once in this process: the kernels boot cold
+            raise ZygoteError(self.failed[key])
         if self.zygote is None or self.key != key or not self.zygote.alive():
             self.stop()
             if self.pid != os.getpid():
-                self.pid = os.getpid()
+                self.pid, self.failed = os.getpid(), {}
                 multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
-            self.zygote, self.key = Zygote(km, km.scratch_root), key
+            try:
+                self.zygote, self.key = Zygote(km, km.scratch_root), key
+            except (ZygoteError, OSError) as exc:
+                self.failed[key] = str(exc)
+                raise
         return self.zygote
 
     def stop(self):

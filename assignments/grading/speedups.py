@@ -6,14 +6,21 @@ gradebook also asks the ``alembic`` command for the schema version (a process an
 of imports). ``install()`` keeps one engine per database for the process and, when the
 course row is already there (so is the schema), skips straight to it; it reads the
 schema version from nbgrader's revision files. Same database content, fewer round trips
-(benchmarks/grading.py measures the whole pipeline)."""
+(benchmarks/grading.py measures the whole pipeline).
+
+nbgrader also checks every cell's metadata with ``jsonschema.validate``, which checks the
+schema itself and builds a validator at each call (about sixty times per submission):
+``install()`` has it build each schema's validator once, and report the same error."""
 import functools
 import glob
+import json
 import os
 import re
 
+import jsonschema
 import nbgrader
 import nbgrader.api
+import nbgrader.nbgraderformat.common
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import scoped_session, sessionmaker
 
@@ -69,8 +76,31 @@ def _gradebook_init(self, db_url, course_id="default_course", authenticator=None
     self.course_id, self.authenticator = course_id, authenticator
 
 
+@functools.lru_cache(maxsize=16)
+def _validator(schema_text):
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+class CachedJsonschema:
+    """The jsonschema module as nbgrader's metadata validator uses it, with ``validate``
+    building each schema's validator once (and raising what jsonschema.validate raises)."""
+
+    def __getattr__(self, name):
+        return getattr(jsonschema, name)
+
+    @staticmethod
+    def validate(instance, schema):
+        error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(instance))
+        if error is not None:
+            raise error
+
+
 # The nbgrader release these replacements were written against and tested with: they
-# replace Gradebook.__init__ and get_alembic_version, whose bodies change between releases.
+# replace Gradebook.__init__ and get_alembic_version, whose bodies change between releases,
+# and the jsonschema module nbgrader's metadata validator calls.
 WRITTEN_FOR = "0.9.6"
 
 
@@ -84,4 +114,5 @@ def install():
         return False
     nbgrader.api.get_alembic_version = alembic_head
     nbgrader.api.Gradebook.__init__ = _gradebook_init
+    nbgrader.nbgraderformat.common.jsonschema = CachedJsonschema()
     return True

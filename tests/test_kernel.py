@@ -1,0 +1,128 @@
+"""kernel.py and zygote.py: warm kernels forked from a zygote, each in namespaces of its own,
+and a cold kernel when the zygote cannot start. Real kernels in the real sandbox."""
+import json
+import os
+import time
+
+import pytest
+from jupyter_core.utils import run_sync
+
+from assignments.grading import kernel
+from assignments.grading.kernel import ZYGOTES, GradingKernelManager
+
+pytestmark = pytest.mark.sandbox
+
+
+def start(tmp_path, **traits):
+    km = GradingKernelManager(sandbox=True, scratch_root=str(tmp_path / "kernels"), **traits)
+    (tmp_path / "helper.py").write_text("VALUE = 42\n")
+    km.prepare_scratch(str(tmp_path), ["helper.py"])
+    run_sync(km.start_kernel)()
+    kc = km.client()
+    kc.start_channels()
+    run_sync(kc.wait_for_ready)(timeout=60)
+    return km, kc
+
+
+def run(kc, code):
+    """What the code prints (and the error's name, if it raised)."""
+    msg_id = kc.execute(code)
+    said = []
+    while True:
+        msg = run_sync(kc.get_iopub_msg)(timeout=30)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            said.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            said.append(msg["content"]["ename"])
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return "".join(said).strip()
+
+
+def stop(km, kc):
+    kc.stop_channels()
+    run_sync(km.shutdown_kernel)(now=True)
+    km.cleanup_scratch()
+
+
+def processes_with(marker):
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(autouse=True)
+def own_zygote():
+    ZYGOTES.stop()
+    yield
+    ZYGOTES.stop()
+
+
+def test_a_warm_kernel_has_namespaces_and_files_of_its_own(tmp_path):
+    km, kc = start(tmp_path)
+    try:
+        assert km.zygote is not None
+        said = json.loads(run(kc, "import json, os, helper; print(json.dumps({'pid': os.getpid(), 'uid': os.getuid(), "
+                                  "'home': os.environ['HOME'], 'cwd': os.getcwd(), 'files': sorted(os.listdir('.')), "
+                                  "'value': helper.VALUE, 'pids': sorted(p for p in os.listdir('/proc') if p.isdigit()), "
+                                  "'in_tmp': [os.path.join(d, f) for d, _, fs in os.walk('/tmp') for f in fs]}))"))
+        assert said["pid"] == 2 and said["pids"] == ["1", "2"]   # its own pid namespace, under its init
+        assert said["uid"] == km.uid and (km.uid > 0) == (os.geteuid() == 0)
+        assert said["cwd"] == said["home"] == km.scratch and "helper.py" in said["files"] and said["value"] == 42
+        # a new /tmp: only the folders on the way to its own scratch and sockets (under /tmp here)
+        assert [f for f in said["in_tmp"] if not f.startswith((km.scratch + "/", km.sockets + "/"))] == []
+        assert run(kc, "open('/planted', 'w')") in ("OSError", "PermissionError")   # / is read-only
+    finally:
+        stop(km, kc)
+
+
+def test_ending_a_warm_kernel_ends_everything_it_started(tmp_path):
+    marker = "a-detached-daemon-of-test-kernel"
+    km, kc = start(tmp_path)
+    try:
+        run(kc, "import subprocess, sys\n"
+                f"subprocess.Popen([sys.executable, '-c', 'import os, signal, time  # {marker}\\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\nos.setsid()\\ntime.sleep(600)'],"
+                " start_new_session=True)")
+        deadline = time.monotonic() + 10
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_with(marker), "the daemon never started"
+    finally:
+        stop(km, kc)
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []
+
+
+def test_each_kernel_is_a_new_fork(tmp_path):
+    km, kc = start(tmp_path)
+    try:
+        run(kc, "import numpy; numpy.left_behind = 1")
+    finally:
+        stop(km, kc)
+    km, kc = start(tmp_path)
+    try:
+        assert run(kc, "import numpy; print(hasattr(numpy, 'left_behind'))") == "False"
+    finally:
+        stop(km, kc)
+
+
+def test_without_a_zygote_the_kernel_boots_cold(tmp_path, monkeypatch):
+    broken = tmp_path / "zygote.py"
+    broken.write_text("raise SystemExit('this zygote cannot start')\n")
+    monkeypatch.setattr(kernel.Zygote, "SOURCE", str(broken))
+    km, kc = start(tmp_path)
+    try:
+        assert km.zygote is None
+        assert run(kc, "print(6 * 7)") == "42"
+    finally:
+        stop(km, kc)
