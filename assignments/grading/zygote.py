@@ -28,6 +28,7 @@ import ctypes
 import gc
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -70,10 +71,28 @@ def read_only(target):
     mount(None, target, None, flags)
 
 
+def mounts_under(folder, skip):
+    """The mount points below ``folder`` (outermost only), but those under ``skip``."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        for line in f:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4])
+            if point.startswith(folder + "/") and not any(point == s or point.startswith(s + "/") for s in skip):
+                found.append(point)
+    outer = []
+    for point in sorted(found, key=len):
+        if not any(point.startswith(o + "/") for o in outer):
+            outer.append(point)
+    return outer
+
+
 def isolate(req):
     """In the new namespaces, as their privileged init: the mounts described above.
     Returns the helper files, to be written once privileges are dropped."""
     sockets = os.open(req["sockets"], os.O_PATH | os.O_DIRECTORY)   # mounted back below
+    # what the sandbox binds under /tmp (a Python environment there, say) stays, read-only
+    kept = [(p, os.open(p, os.O_PATH | os.O_DIRECTORY))
+            for p in mounts_under("/tmp", (req["sockets_root"], req["scratch_root"])) if os.path.isdir(p)]
     files = {}
     for name in os.listdir(req["scratch"]):   # the helper files the grader copied in
         path = os.path.join(req["scratch"], name)
@@ -86,6 +105,11 @@ def isolate(req):
     fresh_tmpfs("/tmp", size)
     if os.path.isdir("/dev/shm"):
         fresh_tmpfs("/dev/shm", size)
+    for path, fd in kept:
+        os.makedirs(path, exist_ok=True)
+        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        read_only(path)
+        os.close(fd)
     for root in (req["sockets_root"], req["scratch_root"]):   # hide the other kernels' folders
         os.makedirs(root, exist_ok=True)
         fresh_tmpfs(root, "1m", "0755")
