@@ -129,3 +129,9 @@ def test_without_a_zygote_the_kernel_boots_cold(tmp_path, monkeypatch):
         assert run(kc, "print(6 * 7)") == "42"
     finally:
         stop(km, kc)
+
+
+def test_a_forked_kernel_that_dies_starting_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel, "KERNEL_OPTIONS", ["--IPKernelApp.kernel_class=no.such.Kernel"])
+    with pytest.raises(RuntimeError, match=r"died before replying.*no\.such\.Kernel' could not be imported"):
+        start(tmp_path)

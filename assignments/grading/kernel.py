@@ -25,6 +25,7 @@ import itertools
 import json
 import multiprocessing.util
 import os
+import re
 import select
 import shutil
 import signal
@@ -124,7 +125,10 @@ class GradingKernelClient(AsyncKernelClient):
                     self._handle_kernel_info_reply(msg)
                     break
             if not await self._async_is_alive():
-                raise RuntimeError("Kernel died before replying to kernel_info")
+                said = [line for line in getattr(self.parent, "setup_log", lambda: "")().splitlines()
+                        if re.match(r"[\w.]*(Error|Exception)\b", line)]   # why a forked one failed
+                raise RuntimeError("Kernel died before replying to kernel_info"
+                                   + (f" ({said[-1][:300]})" if said else ""))
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
         while True:   # drop the status messages of the requests above
@@ -213,7 +217,7 @@ class GradingKernelManager(AsyncKernelManager):
 
     def spawn_request(self):
         """What the zygote needs to fork this kernel (zygote.py's ``spawn``)."""
-        return {"op": "spawn", "isolate": True, "connection_file": self.connection_file, "uid": self.uid,
+        return {"op": "spawn", "connection_file": self.connection_file, "uid": self.uid,
                 "options": KERNEL_OPTIONS,
                 "scratch": self.scratch, "scratch_root": self.zygote.scratch_root,
                 "sockets": self.sockets, "sockets_root": self.zygote.sockets_root,

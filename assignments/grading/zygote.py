@@ -154,9 +154,8 @@ def exit_code(status):
 
 
 def child(req):
-    """The forked kernel (never returns). In the sandbox: this process is the zygote's
-    handle on the kernel; it makes the namespaces and waits for their init, which waits
-    for the kernel."""
+    """The forked kernel (never returns). This process is the zygote's handle on the
+    kernel: it makes the namespaces and waits for their init, which waits for the kernel."""
     devnull = os.open(os.devnull, os.O_RDWR)
     log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for fd, to in ((0, devnull), (1, devnull), (2, log)):
@@ -164,35 +163,34 @@ def child(req):
     os.close(log)
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # gone with the zygote
-    if req["isolate"]:
-        _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
-        alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
-        init = os.fork()
-        if init:
-            _, status = os.waitpid(init, 0)
-            os._exit(exit_code(status))
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
-        os.close(alive_w)
-        if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
-            os._exit(1)
-        files = isolate(req)
-        drop_privileges(req["uid"])
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # a change of user cleared it
-        if select.select([alive_r], [], [], 0)[0]:
-            os._exit(1)
-        os.close(alive_r)
-        for name, data in files.items():
-            with open(os.path.join(req["scratch"], name), "wb") as f:
-                f.write(data)
-        kernel = os.fork()
-        if kernel:
-            while True:   # reap orphans until the kernel exits
-                try:
-                    pid, status = os.wait()
-                except ChildProcessError:
-                    os._exit(1)
-                if pid == kernel:
-                    os._exit(exit_code(status))
+    _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
+    init = os.fork()
+    if init:
+        _, status = os.waitpid(init, 0)
+        os._exit(exit_code(status))
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
+    os.close(alive_w)
+    if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
+        os._exit(1)
+    files = isolate(req)
+    drop_privileges(req["uid"])
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # a change of user cleared it
+    if select.select([alive_r], [], [], 0)[0]:
+        os._exit(1)
+    os.close(alive_r)
+    for name, data in files.items():
+        with open(os.path.join(req["scratch"], name), "wb") as f:
+            f.write(data)
+    kernel = os.fork()
+    if kernel:
+        while True:   # reap orphans until the kernel exits
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                os._exit(1)
+            if pid == kernel:
+                os._exit(exit_code(status))
     run_kernel(req)
 
 
@@ -204,8 +202,6 @@ def plain_compiler():
 
 
 def run_kernel(req):
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)   # the log is for the set-up: from here on, as a cold kernel's stderr
     signal.signal(signal.SIGINT, signal.default_int_handler)   # the zygote ignores it
     set_limits(req["limits"])
     os.environ.update(req["env"])
@@ -217,7 +213,10 @@ def run_kernel(req):
     sys.argv = ["ipykernel_launcher", "-f", req["connection_file"], *req["options"]]
     plain_compiler()
     from ipykernel import kernelapp
-    kernelapp.launch_new_instance()
+    app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
+    app.initialize()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 2)   # the log is for the set-up: from here on,
+    app.start()                                     # as a cold kernel's stderr
     os._exit(0)
 
 
