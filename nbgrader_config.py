@@ -13,7 +13,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.Autograde.autograde_preprocessors = [
     "assignments.grading.preprocessors.JudgedExecute",
     "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
+    "assignments.grading.saveautogrades.SaveAutoGradesAtOnce",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

@@ -10,7 +10,7 @@ from assignments.rnn_step_by_step import ASSIGNMENT as A
 
 
 def reply(nonce, case, **extra):
-    return {"output_type": "display_data", "data": {harness.MIME: {"nonce": nonce, "case": case, **extra}}}
+    return {"data": {harness.MIME: {"nonce": nonce, "case": case, **extra}}}
 
 
 def test_only_replies_to_the_call_under_way_are_accepted():
@@ -18,15 +18,47 @@ def test_only_replies_to_the_call_under_way_are_accepted():
     ch.setup_code()
     code = ch.call_code({"name": "f", "cases": []})
     assert ENTRY.split("{")[0] in code and ch.nonce in code and ch.token in code
-    mine = {harness.MIME: {"nonce": ch.nonce, "case": 0}}
+    nonce = ch.nonce
+    assert json.loads(code[code.index("call(") + 5:-1].strip("'")) == {"name": "f", "cases": [], "nonce": nonce}
+    mine = {harness.MIME: {"nonce": nonce, "case": 0}}
     assert ch.accepts(mine)
     assert not ch.accepts({harness.MIME: {"nonce": "forged", "case": 0}})
-    assert not ch.accepts({harness.MIME: {"nonce": ch.nonce, "case": 0, "pad": "x" * 2000}})   # too big
-    nonce = ch.nonce
+    assert not ch.accepts({harness.MIME: {"nonce": nonce, "case": 0, "pad": "x" * 2000}})   # too big
+    for data in (reply(nonce, 0), reply("forged", 1), reply(nonce, 2), reply(nonce, 1), {"text/plain": "1"}):
+        ch.keep(data.get("data", data))
     ch.done()
-    assert not ch.accepts(mine)   # no call under way: nothing is kept
-    outputs = [reply(nonce, 0), reply("forged", 1), reply(nonce, 2), reply(nonce, 1), {"output_type": "stream"}]
-    assert [r["case"] for r in ch.replies(outputs, nonce)] == [0, 1]
+    assert not ch.keep(mine)   # no call under way: nothing is kept
+    assert [r["case"] for r in ch.replies(nonce)] == [0, 1]
+    assert ch.replies("forged") == []
+    ch.call_code('{"name": "f"}')   # a request's JSON text, as a judge caches it
+    assert ch.received == [] and ch.replies(nonce) == []   # a new call forgets the last one's replies
+
+
+def test_kept_texts_are_named_not_sent():
+    """A warm kernel was forked with the harness and the requests (kernel.py's keep): the
+    set-up and the calls then carry their keys, not their texts."""
+    ch = Channel("HARNESS_SOURCE", max_reply_bytes=1000)
+    assert "HARNESS_SOURCE" in ch.setup_code() and "HARNESS_SOURCE" not in ch.setup_code(kept="k1")
+    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', kept="k2")
+    assert "HIDDEN" not in code and code.endswith(f".call('k2', {ch.nonce!r})")
+
+
+def test_harness_main_reads_a_kept_request(monkeypatch):
+    sent = []
+    monkeypatch.setattr(harness, "_kept", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
+    monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": {"square": lambda x: x * x}})())
+    monkeypatch.setattr(harness, "_publish", lambda data: sent.append(data[harness.MIME]))
+    harness.main("k", "n1")
+    assert [(r["status"], r["nonce"], r["case"]) for r in sent] == [("ok", "n1", 0)]
+
+
+def test_request_text_is_the_request_encoded_once():
+    from assignments.grading.judge import Judge, request
+    judge = Judge(A)
+    text = judge.request_text("rnn_forward", ["rnn_cell_forward"])
+    assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is text
+    cases = [c[1] for c in judge.cases("rnn_forward")]
+    assert json.loads(text) == json.loads(json.dumps(request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
 
 
 def test_each_kernel_gets_its_own_token():
@@ -55,3 +87,18 @@ def test_harness_runs_in_process():
     assert replies[0]["status"] == "ok"
     assert np.array_equal(A.checks.decode(json.loads(json.dumps(replies[0]["output"]))), np.arange(3.0) ** 2)
     assert list(harness.call(ns, {"name": "cube", "cases": cases}))[0]["status"] == "missing"
+
+
+def test_heal_puts_back_rebound_and_deleted_attributes(monkeypatch):
+    import types
+    module = types.ModuleType("m")
+    module.f, module.g, module.pi = len, abs, 3.14
+    monkeypatch.setattr(harness, "_pristine", [(module, tuple(vars(module)), tuple(vars(module).values()))])
+    harness.heal()   # nothing rebound: nothing changes
+    assert (module.f, module.g, module.pi) == (len, abs, 3.14)
+    module.f, module.extra = (lambda x: 0), "added"
+    del module.g
+    module.pi = np.array([1.0, 2.0])   # a value whose == cannot answer yes or no
+    harness.heal()
+    assert (module.f, module.g, module.pi) == (len, abs, 3.14)
+    assert module.extra == "added"   # names the learner adds are left alone

@@ -125,3 +125,14 @@ def test_untouched_release_fails_every_check_cleanly():
     assert "RNN: not trained: write rnn_forward and rnn_backward" in said
     assert "LSTM: not trained: write lstm_forward and lstm_backward" in said
     assert not [o for o in training.outputs if o.output_type == "error"]
+
+
+def test_closeness_is_numpys_isclose():
+    """The checks' own closeness test answers as np.isclose does, infinities and NaN included."""
+    from assignments.grading import student_checks as sc
+    vals = [np.nan, np.inf, -np.inf, 0.0, 1e-8, -1e-8, 1e-7, 2e-7, 1.0, 1.0 + 1e-6, 1.0 + 2e-5, 1e300, -1e300, 5e-324]
+    a = np.array([vals] * len(vals))
+    assert np.array_equal(sc._isclose(a, a.T), np.isclose(a, a.T, rtol=sc.RTOL, atol=sc.ATOL))
+    x = np.random.default_rng(0).normal(size=(5, 10, 4))
+    y = x + np.random.default_rng(1).normal(size=x.shape) * 1e-5
+    assert np.array_equal(sc._isclose(x, y), np.isclose(x, y, rtol=sc.RTOL, atol=sc.ATOL))

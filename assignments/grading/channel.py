@@ -11,61 +11,83 @@ from . import harness
 # learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own,
 # and registers harness.heal to undo rebound module attributes after every cell.
 SETUP = '''\
-def __grader_setup(token, source):
+def __grader_setup(token, source, key):
     import builtins, json, sys, types
     import numpy
     from IPython import get_ipython
     from IPython.display import publish_display_data
+    kept = getattr(sys.modules.pop("_grader_kept", None), "items", {})
     ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
-    exec(compile(source, "<grader>", "exec"), ns)
+    exec(kept[key] if key else compile(source, "<grader>", "exec"), ns)
+    ns["_kept"] = dict(kept)
     for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
     ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
-    ns["_pristine"] = [(m, dict(vars(m))) for m in (builtins, numpy, json)]
+    ns["_pristine"] = [(m, tuple(vars(m)), tuple(vars(m).values())) for m in (builtins, numpy, json)]
     get_ipython().events.register("post_run_cell", ns["heal"])
     cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"])})
     sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
-__grader_setup(TOKEN, SOURCE)
+__grader_setup(TOKEN, SOURCE, KEY)
 del __grader_setup
 '''
-# Reaches the harness without looking up a single name the learner could have rebound.
-ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({payload!r})"
+# Reaches the harness without looking up a single name the learner could have rebound. The
+# payload is the request's JSON text, or the key of a text the kernel was forked with and
+# the call's nonce.
+ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({args})"
 
 
 class Channel:
-    """One kernel's harness: a fresh token per kernel, a fresh nonce per call."""
+    """One kernel's harness: a fresh token per kernel, a fresh nonce per call. The replies
+    to the call under way are kept here as they arrive, never as notebook outputs: they are
+    large (every recorded call of a loop), and nbformat would convert and validate each."""
 
     def __init__(self, kernel_source, max_reply_bytes):
         self.kernel_source, self.max_reply_bytes = kernel_source, max_reply_bytes
-        self.token, self.nonce = None, None
+        self.token, self.nonce, self.received = None, None, []
 
-    def setup_code(self):
-        """The code to run first in a new kernel."""
+    def setup_code(self, kept=None):
+        """The code to run first in a new kernel; ``kept``: the key under which the kernel
+        was forked with the harness's code (kernel.py's ``keep``), to run that instead."""
         self.token = secrets.token_hex(8)
-        return SETUP.replace("TOKEN, SOURCE", f"{self.token!r}, {self.kernel_source!r}")
+        source = "" if kept else self.kernel_source
+        return SETUP.replace("TOKEN, SOURCE, KEY", f"{self.token!r}, {source!r}, {kept!r}")
 
-    def call_code(self, request):
-        """The code of one judged call; while it runs, only its replies are accepted."""
-        self.nonce = secrets.token_hex(8)
-        payload = json.dumps(dict(request, nonce=self.nonce))
-        return ENTRY.format(cls="Grader_" + self.token, payload=payload)
+    def call_code(self, request, kept=None):
+        """The code of one judged call; while it runs, only its replies are accepted.
+        ``request`` is a dict or its JSON text; ``kept``: the key under which the kernel was
+        forked with that text, to name it instead of sending it."""
+        self.nonce, self.received = secrets.token_hex(8), []
+        cls = "Grader_" + self.token
+        if kept:
+            return ENTRY.format(cls=cls, args=f"{kept!r}, {self.nonce!r}")
+        text = request if isinstance(request, str) else json.dumps(request)
+        if not text.startswith("{") or not text.endswith("}"):
+            raise ValueError("a request is a JSON object")
+        payload = text[:-1] + ("," if text != "{}" else "") + f' "nonce": "{self.nonce}"}}'
+        return ENTRY.format(cls=cls, args=repr(payload))
 
     def done(self):
         self.nonce = None
 
     def accepts(self, data):
-        """Whether a display message's data is a reply to the call under way (to keep)."""
+        """Whether a display message's data is a reply to the call under way."""
         reply = data.get(harness.MIME) if isinstance(data, dict) else None
         return (self.nonce is not None and isinstance(reply, dict) and reply.get("nonce") == self.nonce
                 and len(json.dumps(reply)) <= self.max_reply_bytes)
 
-    def replies(self, outputs, nonce):
-        """The replies among a call's outputs, in case order, stopping at the first gap."""
+    def keep(self, data):
+        """Keep a display message's data if it is a reply to the call under way; True if kept."""
+        if not self.accepts(data):
+            return False
+        self.received.append(data[harness.MIME])
+        return True
+
+    def replies(self, nonce):
+        """The replies kept for the call with this nonce, in case order, stopping at the first gap."""
         found = []
-        for o in outputs:
-            data = o.get("data", {}).get(harness.MIME) if o.get("output_type") == "display_data" else None
-            if isinstance(data, dict) and data.get("nonce") == nonce and data.get("case") == len(found):
+        for data in self.received:
+            if data.get("nonce") == nonce and data.get("case") == len(found):
                 found.append(data)
         return found
 

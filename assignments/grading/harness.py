@@ -10,6 +10,8 @@ import contextlib
 import io
 import json
 import warnings
+from itertools import repeat
+from operator import is_ as _is
 
 try:   # in the kernel there is no package: the check module's names are already defined
     from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, student_line
@@ -19,7 +21,8 @@ except ImportError:
 MIME = "application/vnd.course-grader+json"
 _ABSENT = object()
 _shell = _publish = None   # the kernel's shell and display publisher, set by preprocessors.SETUP
-_pristine = ()             # (module, copy of its attributes) taken when the kernel started
+_pristine = ()             # (module, its attribute names, their values) taken when the kernel started
+_kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
 
 
 def kernel_source(assignment):
@@ -44,9 +47,11 @@ def heal(*_):
     answer, and without exec, compile or json.dumps the kernel cannot even run a cell or
     send a message. Runs after every cell (an IPython post_run_cell hook) and around each
     judged call. Names the learner adds, or shadows in the notebook, are left alone."""
-    for module, pristine in _pristine:
+    for module, keys, values in _pristine:
         current = vars(module)
-        for key, value in pristine.items():
+        if all(map(_is, map(current.get, keys, repeat(_ABSENT)), values)):
+            continue   # the usual case, checked without a Python-level loop
+        for key, value in zip(keys, values):
             if current.get(key, _ABSENT) is not value:
                 current[key] = value
 
@@ -106,12 +111,15 @@ def call(namespace, request):
                 namespace[callee] = old
 
 
-def main(payload):
+def main(payload, nonce=None):
     """Entry point in the kernel: answer each case with a display_data message the grader
     reads, as soon as it is computed (so a case that hangs costs only the cases after it).
-    Uses the shell and publisher captured when the kernel started (see preprocessors.SETUP)."""
+    ``payload`` is the request's JSON text, or with a ``nonce`` the key of a kept one.
+    Uses the shell and publisher captured when the kernel started (see channel.SETUP)."""
     heal()
-    request = json.loads(payload)
+    request = json.loads(_kept[payload] if nonce else payload)
+    if nonce:
+        request["nonce"] = nonce
     for index, result in enumerate(call(_shell.user_ns, request)):
         result["nonce"], result["case"] = request["nonce"], index
         heal()

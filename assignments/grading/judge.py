@@ -5,6 +5,7 @@ the hidden inputs there and hands back its outputs (and what the harness observe
 them with the reference, naming the mistake and scoring all happen here, where the
 learner's code cannot reach.
 """
+import json
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -97,12 +98,21 @@ class Outcome:
 class Judge:
     def __init__(self, assignment):
         self.a = assignment
-        self._cases, self._expected, self._pairs = {}, {}, {}
+        self._cases, self._expected, self._pairs, self._requests = {}, {}, {}, {}
 
     def cases(self, name):
         if name not in self._cases:
             self._cases[name] = self.a.hidden_cases(name)
         return self._cases[name]
+
+    def request_text(self, name, callees):
+        """The JSON text of ``request`` on this judge's hidden cases for ``name``: the same
+        for every submission, so it is encoded once per grading process."""
+        key = ("request", name, tuple(callees))
+        if key not in self._requests:
+            cases = [c[1] for c in self.cases(name)]
+            self._requests[key] = json.dumps(request(self.a, name, cases, callees))
+        return self._requests[key]
 
     def expected(self, name, index, picks=()):
         """The reference's outputs on a hidden case, or a mutant's (cached). None when the

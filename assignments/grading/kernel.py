@@ -167,6 +167,9 @@ class GradingKernelManager(AsyncKernelManager):
         # as root, the kernel runs as a user of its own (see the module docstring)
         self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
         self.zygote = None
+        # texts to keep in the zygote before it forks this kernel ({key: {"text", "compile",
+        # "filename"}}, set by the caller), and those the kernel was forked with
+        self.keep, self.kept = {}, frozenset()
         if self.sandbox and self.warm:
             try:
                 self.zygote = ZYGOTES.get(self)
@@ -307,7 +310,9 @@ class ZygoteProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd, **kwargs):
         km = self.parent
+        km.zygote.keep(km.keep)
         self.process = km.zygote.spawn(km.spawn_request())
+        km.kept = frozenset(km.keep)
         self.pid, self.pgid = self.process.pid, None
         self.cwd = km.scratch
         return self.connection_info
@@ -381,7 +386,7 @@ class Zygote:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, cwd=self.scratch_root)
-        self.pid = os.getpid()
+        self.pid, self.kept = os.getpid(), set()
         self._read(timeout=120)   # {"ready": ...}: it has imported what kernels import
 
     def alive(self):
@@ -420,6 +425,14 @@ class Zygote:
 
     def spawn(self, request):
         return ZygoteKernel(self, self.request(request)["pid"])
+
+    def keep(self, items):
+        """Have the zygote keep these texts (zygote.py's KEPT) for the kernels it forks next."""
+        for key, item in items.items():
+            if key not in self.kept:
+                self.request({"op": "keep", "key": key, "text": item["text"], "compile": bool(item.get("compile")),
+                              "filename": item.get("filename", "<kept>")})
+                self.kept.add(key)
 
     def stop(self):
         if self.pid != os.getpid():   # a forked copy of the process that started it: not ours

@@ -1,5 +1,6 @@
 """nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
 import functools
+import hashlib
 import time
 
 from jupyter_core.utils import run_sync
@@ -13,15 +14,25 @@ from . import harness
 from .assignment import load as load_assignment
 from .channel import Channel, OutputBudget
 from .judge import Judge, read_reply
-from .judge import request as judge_request
 from .kernel import SPARE, GradingKernelManager
 
 
 @functools.lru_cache(maxsize=None)
 def prepared(assignment):
-    """The judge and the harness's text, made once per grading process and reused for every
-    submission: the hidden cases and the reference's outputs on them are the same for all."""
-    return Judge(assignment), harness.kernel_source(assignment)
+    """The judge, the harness's text and what a warm kernel is forked with, made once per
+    grading process and reused for every submission: the hidden cases and the reference's
+    outputs on them are the same for all. A warm kernel's zygote keeps the harness's code
+    (compiled once) and every judged call's request, under keys (kernel.py's ``keep``)."""
+    judge, source = Judge(assignment), harness.kernel_source(assignment)
+    keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
+    for ex in assignment.exercises:
+        text = judge.request_text(ex.name, ex.callees)
+        keep[kept_key(text)] = {"text": text}
+    return judge, source, keep
+
+
+def kept_key(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 class JudgedExecute(Execute):
@@ -68,7 +79,7 @@ class JudgedExecute(Execute):
     def preprocess(self, nb, resources, km=None):
         from nbclient import NotebookClient
         self._a = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
-        self._judge, self._kernel_source = prepared(self._a)
+        self._judge, self._kernel_source, self._keep = prepared(self._a)
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -107,8 +118,14 @@ class JudgedExecute(Execute):
         if km is None:
             km = super().create_kernel_manager()
             km.prepare_scratch(path, names=names)
+        km.keep = self._keep   # a warm kernel is forked with these (a cold one ignores them)
         self.km = km
         return km
+
+    def _kept(self, text):
+        """The key of a text this kernel was forked with, or None: then it is sent."""
+        key = kept_key(text)
+        return key if key in getattr(self.km, "kept", ()) else None
 
     def _start_spare(self):
         """Boot the next submission's kernel now, while this one is graded: a fresh process
@@ -135,7 +152,11 @@ class JudgedExecute(Execute):
         """A fresh kernel: wait for it, then install the harness before any learner code."""
         info = self.wait_for_reply(self.kc.kernel_info())
         self.nb.metadata["language_info"] = info["content"]["language_info"]
-        self._quiet(self._channel.setup_code(), 0, timeout=60)
+        outputs = self._quiet(self._channel.setup_code(kept=self._kept(self._kernel_source)), 0, timeout=60)
+        for o in outputs:   # without its harness, the kernel cannot be judged: say so, and stop
+            if o.get("output_type") == "error":
+                raise RuntimeError(f"the grader's harness could not be set up in the kernel: {o.get('ename')}: "
+                                   f"{str(o.get('evalue'))[:200]}")
 
     def _replace_kernel(self):
         """Throw the kernel away and start another, replaying the cells that ran cleanly."""
@@ -193,7 +214,8 @@ class JudgedExecute(Execute):
         arrives; a reply of the harness is kept only when it answers the call under way."""
         data = msg.get("content", {}).get("data", {})
         if isinstance(data, dict) and harness.MIME in data:
-            return super().output(outs, msg, display_id, cell_index) if self._channel.accepts(data) else None
+            self._channel.keep(data)   # a reply to the call under way is kept there, not as an output
+            return None
         verdict = self._budget.take(cell_index, msg)
         if verdict == "cut":
             self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
@@ -248,7 +270,8 @@ class JudgedExecute(Execute):
         if time.monotonic() > self._deadline:
             self._event("notebook_timeout", name, "not judged: the notebook's time was up")
             return [("fault", "was not run: the notebook used up its time", {})]
-        code = self._channel.call_code(judge_request(self._a, name, cases, callees))
+        text = self._judge.request_text(name, callees)
+        code = self._channel.call_code(text, kept=self._kept(text))
         nonce, fault = self._channel.nonce, None
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
@@ -264,7 +287,7 @@ class JudgedExecute(Execute):
             self._event("timeout", name, "while called on a hidden case")
             fault = ("fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {})
         results = []
-        for data in self._channel.replies(outputs, nonce):
+        for data in self._channel.replies(nonce):
             status, value, observed = read_reply(self._a, data)
             if status == "fault":
                 self._event("no_result", name, value)

@@ -1,17 +1,19 @@
 """The class's gradebook. Only the grading process writes it, one submission at a time as
 results come back from the workers, so any number of workers is safe with SQLite (the
 default) and with a server database such as PostgreSQL (``CourseDirectory.db_url``).
-The grades are written by nbgrader's own SaveAutoGrades and AssignLatePenalties."""
+The grades are written by nbgrader's SaveAutoGrades (in one transaction: saveautogrades.py)
+and AssignLatePenalties."""
 import copy
 import os
 import sqlite3
 
 from nbgrader.api import Gradebook
 from nbgrader.converters import GenerateAssignment
-from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
+from nbgrader.preprocessors import AssignLatePenalties
 
 from . import speedups
 from .course import coursedir
+from .saveautogrades import SaveAutoGradesAtOnce
 
 speedups.install()
 
@@ -40,6 +42,6 @@ def record(config, assignment_id, notebook, student, nb, timestamp=None):
         gb.update_or_create_submission(assignment_id, student, **({"timestamp": timestamp} if timestamp else {}))
     resources = {"nbgrader": {"student": student, "assignment": assignment_id, "notebook": notebook,
                               "db_url": db_url, "course_id": course_id}}
-    for step in (SaveAutoGrades, AssignLatePenalties):
+    for step in (SaveAutoGradesAtOnce, AssignLatePenalties):
         nb, resources = step(config=config).preprocess(nb, resources)
     return nb
