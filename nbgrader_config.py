@@ -31,6 +31,9 @@ c.LimitOutput.max_traceback = 50
 # The same page as nbgrader's, made without recompiling and re-rendering what every
 # submission shares (assignments/grading/feedback.py).
 c.GenerateFeedback.exporter_class = "assignments.grading.feedback.FeedbackExporter"
+# nbconvert validates the whole notebook after each preprocessor (about ten times per
+# submission); once, after the last, still catches a notebook a preprocessor broke
+c.Exporter.optimistic_validation = True
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
