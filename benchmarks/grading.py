@@ -1,7 +1,7 @@
 """Benchmark: plain `nbgrader autograde` against `python -m assignments grade`, same
 submissions, same run, same machine.
 
-  .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5] [--growth]
+  .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5] [--rounds R] [--growth]
 
 Builds N correct submissions from the sample class's correct answers, then times
   1. plain nbgrader: `nbgrader autograde` in a stock course folder (no config of ours:
@@ -12,6 +12,8 @@ Builds N correct submissions from the sample class's correct answers, then times
      the stock python3 kernel, no grading at all).
 CPU is the machine's busy time while each step runs (/proc/stat), so kernels and
 sandboxes are counted whichever process reaps them; run it on an otherwise idle machine.
+A virtual machine's speed drifts over minutes: with --rounds R, plain and ours take turns
+R times on the same submissions, and each round's ratios are printed, then their medians.
 With --growth it then grades 10, 40 and 160 submissions with both graders, ours with 1 and
 2 workers, and prints how wall time and CPU per submission grow (about 15 minutes).
 Exits 1 when the two graders disagree on a grade; the times are printed, never asserted.
@@ -22,6 +24,7 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,6 +124,7 @@ def main():
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--workers", type=int, default=None, help="ours: default one per core")
     parser.add_argument("--floor", type=int, default=5, help="notebooks run with a bare kernel for the floor")
+    parser.add_argument("--rounds", type=int, default=1, help="plain and ours take turns this many times")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark's folder")
     parser.add_argument("--growth", action="store_true", help="then 10, 40 and 160 submissions, 1 and 2 workers")
     args = parser.parse_args()
@@ -130,8 +134,16 @@ def main():
         print(f"{n} correct submissions, {len(os.sched_getaffinity(0))} cores")
         plain = plain_course(os.path.join(tmp, "plain"), n)
         ours = os.path.join(tmp, "ours")
-        plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=plain)
-        ours_wall, ours_cpu = timed(ours_cmd(plain, ours, args.workers), cwd=REPO)
+        rounds = []
+        for r in range(args.rounds):
+            plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR",
+                                           *(["--force"] if r else [])], cwd=plain)
+            ours_wall, ours_cpu = timed(ours_cmd(plain, ours, args.workers), cwd=REPO)
+            rounds.append((plain_wall, plain_cpu, ours_wall, ours_cpu))
+            if args.rounds > 1:
+                print(f"round {r + 1}: plain {plain_wall:6.1f} s, {plain_cpu / n:4.2f} CPU s/sub; ours {ours_wall:5.1f} s, "
+                      f"{ours_cpu / n:4.2f} CPU s/sub; throughput {plain_wall / ours_wall:.2f}x, CPU ours/plain "
+                      f"{ours_cpu / plain_cpu:.2f}x", flush=True)
         notebooks = sorted(glob.glob(os.path.join(plain, "submitted", "*", AID, NB)))[:args.floor]
         floor_cmd = [sys.executable, "-c", FLOOR, os.path.join(REPO, "release", AID)]
         start_wall, start_cpu = timed(floor_cmd)   # the interpreter and its imports alone
@@ -148,6 +160,10 @@ def main():
         print(f"throughput ratio (plain wall / ours wall): {plain_wall / ours_wall:.2f}x")
         print(f"CPU per submission, ours / floor: {ours_cpu / n / (floor_cpu / k):.2f}x")
         print(f"CPU per submission, ours / plain: {ours_cpu / plain_cpu:.2f}x")
+        if args.rounds > 1:
+            print(f"medians over {args.rounds} rounds: throughput "
+                  f"{statistics.median(p / o for p, _, o, _ in rounds):.2f}x, CPU ours/plain "
+                  f"{statistics.median(o / p for _, p, _, o in rounds):.2f}x")
         same = theirs == mine
         print(f"grades identical: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))}, "
               f"{len(theirs)} vs {len(mine)} students)")
