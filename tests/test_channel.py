@@ -39,8 +39,11 @@ def test_kept_texts_are_named_not_sent():
     set-up and the calls then carry their keys, not their texts."""
     ch = Channel("HARNESS_SOURCE", max_reply_bytes=1000)
     assert "HARNESS_SOURCE" in ch.setup_code() and "HARNESS_SOURCE" not in ch.setup_code(kept="k1")
-    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', kept="k2")
-    assert "HIDDEN" not in code and code.endswith(f".call('k2', {ch.nonce!r})")
+    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', kept="k2", extra='{"callees": {"g": "REF"}}')
+    assert "HIDDEN" not in code and code.endswith(f".call('k2', {ch.nonce!r}, '{{\"callees\": {{\"g\": \"REF\"}}}}')")
+    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', extra='{"callees": {"g": "REF"}}')   # a cold kernel
+    assert json.loads(code[code.index("call(") + 5:-1].strip("'")) == {
+        "name": "f", "cases": ["HIDDEN"], "callees": {"g": "REF"}, "nonce": ch.nonce}
 
 
 def test_harness_main_reads_a_kept_request(monkeypatch):
@@ -48,17 +51,32 @@ def test_harness_main_reads_a_kept_request(monkeypatch):
     monkeypatch.setattr(harness, "_kept", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
     monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": {"square": lambda x: x * x}})())
     monkeypatch.setattr(harness, "_publish", lambda data: sent.append(data[harness.MIME]))
-    harness.main("k", "n1")
+    harness.main("k", "n1", json.dumps({"callees": {"cube": "def cube(x):\n    return x ** 3\n"}}))
     assert [(r["status"], r["nonce"], r["case"]) for r in sent] == [("ok", "n1", 0)]
 
 
 def test_request_text_is_the_request_encoded_once():
     from assignments.grading.judge import Judge, request
     judge = Judge(A)
-    text = judge.request_text("rnn_forward", ["rnn_cell_forward"])
-    assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is text
+    texts = judge.request_text("rnn_forward", ["rnn_cell_forward"])
+    assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is texts
     cases = [c[1] for c in judge.cases("rnn_forward")]
-    assert json.loads(text) == json.loads(json.dumps(request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
+    whole = json.loads(json.dumps(request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
+    assert dict(json.loads(texts[0]), **json.loads(texts[1])) == whole
+
+
+def test_no_reference_source_is_kept_in_a_warm_kernel():
+    """A warm kernel is forked with the requests of every function, before any learner code
+    runs: none may hold a reference solution (a callee's source goes with its caller's call,
+    after the callee itself was judged)."""
+    from assignments.grading.preprocessors import prepared
+    from assignments.gru_step_by_step import ASSIGNMENT as GRU
+    for assignment in (A, GRU):
+        keep = prepared(assignment)[2]
+        sources = [assignment.callee_source(c) for ex in assignment.exercises for c in ex.callees]
+        assert sources and len(keep) == len(assignment.exercises) + 1
+        for item in keep.values():
+            assert not any(src in item["text"] or json.dumps(src)[1:-1] in item["text"] for src in sources)
 
 
 def test_each_kernel_gets_its_own_token():

@@ -53,18 +53,17 @@ class Channel:
         source = "" if kept else self.kernel_source
         return SETUP.replace("TOKEN, SOURCE, KEY", f"{self.token!r}, {source!r}, {kept!r}")
 
-    def call_code(self, request, kept=None):
+    def call_code(self, request, kept=None, extra="{}"):
         """The code of one judged call; while it runs, only its replies are accepted.
-        ``request`` is a dict or its JSON text; ``kept``: the key under which the kernel was
-        forked with that text, to name it instead of sending it."""
+        ``request`` is a dict or its JSON text, ``extra`` the JSON text of more of its
+        fields, always sent; ``kept``: the key under which the kernel was forked with the
+        request's text, to name it instead of sending it."""
         self.nonce, self.received = secrets.token_hex(8), []
         cls = "Grader_" + self.token
         if kept:
-            return ENTRY.format(cls=cls, args=f"{kept!r}, {self.nonce!r}")
+            return ENTRY.format(cls=cls, args=f"{kept!r}, {self.nonce!r}, {extra!r}")
         text = request if isinstance(request, str) else json.dumps(request)
-        if not text.startswith("{") or not text.endswith("}"):
-            raise ValueError("a request is a JSON object")
-        payload = text[:-1] + ("," if text != "{}" else "") + f' "nonce": "{self.nonce}"}}'
+        payload = _merged(text, extra, json.dumps({"nonce": self.nonce}))
         return ENTRY.format(cls=cls, args=repr(payload))
 
     def done(self):
@@ -90,6 +89,17 @@ class Channel:
             if data.get("nonce") == nonce and data.get("case") == len(found):
                 found.append(data)
         return found
+
+
+def _merged(*texts):
+    """The JSON objects' texts merged into one, without decoding them (they are large)."""
+    inner = []
+    for text in texts:
+        if not text.startswith("{") or not text.endswith("}"):
+            raise ValueError("a request is a JSON object")
+        if text[1:-1].strip():
+            inner.append(text[1:-1])
+    return "{" + ", ".join(inner) + "}"
 
 
 class OutputBudget:

@@ -111,13 +111,15 @@ def call(namespace, request):
                 namespace[callee] = old
 
 
-def main(payload, nonce=None):
+def main(payload, nonce=None, extra="{}"):
     """Entry point in the kernel: answer each case with a display_data message the grader
     reads, as soon as it is computed (so a case that hangs costs only the cases after it).
-    ``payload`` is the request's JSON text, or with a ``nonce`` the key of a kept one.
-    Uses the shell and publisher captured when the kernel started (see channel.SETUP)."""
+    ``payload`` is the request's JSON text, or with a ``nonce`` the key of a kept one, then
+    completed by ``extra`` (the reference callees). Uses the shell and publisher captured
+    when the kernel started (see channel.SETUP)."""
     heal()
     request = json.loads(_kept[payload] if nonce else payload)
+    request.update(json.loads(extra))
     if nonce:
         request["nonce"] = nonce
     for index, result in enumerate(call(_shell.user_ns, request)):

@@ -106,12 +106,16 @@ class Judge:
         return self._cases[name]
 
     def request_text(self, name, callees):
-        """The JSON text of ``request`` on this judge's hidden cases for ``name``: the same
-        for every submission, so it is encoded once per grading process."""
+        """``request`` on this judge's hidden cases for ``name`` as two JSON texts: the
+        request without the reference callees' source, and ``{"callees": ...}``. The same
+        for every submission, so they are encoded once per grading process. Only the first
+        may be sent to a kernel before its call (a warm kernel is forked with it): the
+        reference's source must not reach a kernel before the callee itself was judged."""
         key = ("request", name, tuple(callees))
         if key not in self._requests:
-            cases = [c[1] for c in self.cases(name)]
-            self._requests[key] = json.dumps(request(self.a, name, cases, callees))
+            req = request(self.a, name, [c[1] for c in self.cases(name)], callees)
+            callees_text = json.dumps({"callees": req.pop("callees")})
+            self._requests[key] = json.dumps(req), callees_text
         return self._requests[key]
 
     def expected(self, name, index, picks=()):

@@ -26,7 +26,7 @@ def prepared(assignment):
     judge, source = Judge(assignment), harness.kernel_source(assignment)
     keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
-        text = judge.request_text(ex.name, ex.callees)
+        text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
         keep[kept_key(text)] = {"text": text}
     return judge, source, keep
 
@@ -270,8 +270,9 @@ class JudgedExecute(Execute):
         if time.monotonic() > self._deadline:
             self._event("notebook_timeout", name, "not judged: the notebook's time was up")
             return [("fault", "was not run: the notebook used up its time", {})]
-        text = self._judge.request_text(name, callees)
-        code = self._channel.call_code(text, kept=self._kept(text))
+        # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
+        text, callees_text = self._judge.request_text(name, callees)
+        code = self._channel.call_code(text, kept=self._kept(text), extra=callees_text)
         nonce, fault = self._channel.nonce, None
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
