@@ -77,6 +77,21 @@ def test_figures_are_the_same_bytes_when_drawn_again():
     assert {n: figures.draw(n) for n in figures.FIGURES} == {n: figures.draw(n) for n in figures.FIGURES}
 
 
+def test_figures_use_matplotlibs_own_fonts_whatever_its_font_cache_says(monkeypatch):
+    """matplotlib's font list is a cache shared by every matplotlib of that version in the
+    user's home: one written by another environment, or by a system matplotlib without its
+    bundled fonts, may list no DejaVu of ours. The figures still draw with ours, the same bytes."""
+    import matplotlib
+    from matplotlib import font_manager
+    expected = {n: figures.draw(n) for n in ("rnn_cell", "lstm_cell")}
+    data = os.path.realpath(matplotlib.get_data_path())
+    fonts = font_manager.fontManager
+    monkeypatch.setattr(fonts, "ttflist", [f for f in fonts.ttflist if not os.path.realpath(f.fname).startswith(data)])
+    font_manager.FontManager._findfont_cached.cache_clear()
+    assert {n: figures.draw(n) for n in expected} == expected
+    font_manager.FontManager._findfont_cached.cache_clear()
+
+
 def test_unknown_figure_is_refused():
     with pytest.raises(KeyError, match="figure:rnn_cel"):
         figures.embed("![the cell](figure:rnn_cel)")

@@ -36,9 +36,22 @@ TEXT_SCALE = 1.2        # the sizes below were chosen for reading at 100% zoom, 
 
 
 def _own_fonts_only():
-    """Refuse to draw with a font that is not matplotlib's own: a system font of another
-    version would change the glyphs, and so the release's bytes."""
+    """Draw with matplotlib's own DejaVu fonts only: a system font of another version would
+    change the glyphs, and so the release's bytes. matplotlib's font list is a cache shared
+    by every matplotlib of the same version in the user's home (another environment's, or a
+    system one without bundled fonts may have written it), so the DejaVu entries are set
+    here from this matplotlib's files; then refuse to draw if another font is still picked."""
     data = os.path.realpath(matplotlib.get_data_path())
+    fonts = font_manager.fontManager
+    fonts.ttflist = [f for f in fonts.ttflist
+                     if not f.name.startswith("DejaVu") or os.path.realpath(f.fname).startswith(data + os.sep)]
+    own = os.path.join(data, "fonts", "ttf")
+    known = {os.path.realpath(f.fname) for f in fonts.ttflist}
+    for name in sorted(os.listdir(own)):
+        path = os.path.join(own, name)
+        if name.startswith("DejaVu") and name.endswith(".ttf") and os.path.realpath(path) not in known:
+            fonts.addfont(path)
+    font_manager.FontManager._findfont_cached.cache_clear()
     for family in ("DejaVu Sans", "DejaVu Sans Mono"):
         for style in ("normal", "italic"):
             for weight in ("normal", "bold"):
