@@ -31,9 +31,9 @@ def __grader_setup(token, source, key):
 __grader_setup(TOKEN, SOURCE, KEY)
 del __grader_setup
 '''
-# Reaches the harness without looking up a single name the learner could have rebound. The
-# payload is the request's JSON text, or the key of a text the kernel was forked with and
-# the call's nonce.
+# Reaches the harness without looking up a single name the learner could have rebound. Its
+# arguments: the request's JSON text, or the key of a text the kernel was forked with, the
+# call's nonce and the rest of the request (the reference callees, sent with each call).
 ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({args})"
 
 

@@ -20,7 +20,7 @@ except ImportError:
 
 MIME = "application/vnd.course-grader+json"
 _ABSENT = object()
-_shell = _publish = None   # the kernel's shell and display publisher, set by preprocessors.SETUP
+_shell = _publish = None   # the kernel's shell and display publisher, set by channel.SETUP
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
 _kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
 

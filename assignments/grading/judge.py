@@ -111,7 +111,7 @@ class Judge:
         for every submission, so they are encoded once per grading process. Only the first
         may be sent to a kernel before its call (a warm kernel is forked with it): the
         reference's source must not reach a kernel before the callee itself was judged."""
-        key = ("request", name, tuple(callees))
+        key = (name, tuple(callees))
         if key not in self._requests:
             req = request(self.a, name, [c[1] for c in self.cases(name)], callees)
             callees_text = json.dumps({"callees": req.pop("callees")})
