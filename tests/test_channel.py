@@ -61,8 +61,9 @@ def test_request_text_is_the_request_encoded_once():
     texts = judge.request_text("rnn_forward", ["rnn_cell_forward"])
     assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is texts
     cases = [c[1] for c in judge.cases("rnn_forward")]
-    whole = json.loads(json.dumps(request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
+    whole = json.loads(json.dumps(request(A, "rnn_forward", cases, ["rnn_cell_forward"], defer_calls=True)))
     assert dict(json.loads(texts[0]), **json.loads(texts[1])) == whole
+    assert whole["record"]["defer"] is True   # a loop's calls stay in the kernel until asked for
 
 
 def test_no_reference_source_is_kept_in_a_warm_kernel():
@@ -120,3 +121,60 @@ def test_heal_puts_back_rebound_and_deleted_attributes(monkeypatch):
     harness.heal()
     assert (module.f, module.g, module.pi) == (len, abs, 3.14)
     assert module.extra == "added"   # names the learner adds are left alone
+
+
+def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
+    """With record["defer"], each case's reply says how many calls the loop made and the
+    calls stay in the harness; ``recorded`` then sends, per case, what the reply would have
+    carried. A new judged call forgets them."""
+    import inspect
+
+    from assignments.grading import judge
+    ns = {"np": np}
+    exec(inspect.getsource(A.reference), ns)
+    cases = [c[1] for c in judge.Judge(A).cases("rnn_forward")]
+    inline = json.loads(json.dumps(judge.request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
+    deferred = json.loads(json.dumps(judge.request(A, "rnn_forward", cases, ["rnn_cell_forward"], defer_calls=True)))
+    whole = list(harness.call(ns, inline))
+    kept = list(harness.call(ns, deferred))
+    assert all("calls" in r["observed"] for r in whole) and not any("calls" in r["observed"] for r in kept)
+    assert [r["observed"]["calls_recorded"] for r in kept] == [len(r["observed"]["calls"]) for r in whole] != []
+    sent = []
+    monkeypatch.setattr(harness, "_publish", lambda data: sent.append(data[harness.MIME]))
+    harness.recorded("n2")
+    assert [(r["nonce"], r["case"]) for r in sent] == [("n2", i) for i in range(len(whole))]
+    assert [json.loads(json.dumps(r["calls"])) for r in sent] == [r["observed"]["calls"] for r in whole]
+    status, _, observed = judge.read_reply(A, json.loads(json.dumps(kept[0])))
+    assert status == "ok" and observed == {"reads_globals": [], "calls_recorded": True}
+    list(harness.call(ns, json.loads(json.dumps(judge.request(A, "rnn_cell_forward", judge.Judge(A).cases(
+        "rnn_cell_forward")[0][1:2], [])))))
+    sent.clear()
+    harness.recorded("n3")
+    assert sent == []
+
+
+def test_the_judge_fetches_recorded_calls_only_for_a_wrong_loop():
+    from assignments.grading import judge, local
+    asked = []
+
+    def caller(functions):
+        call = local.caller(A, functions)
+
+        def deferred(name, cases, callees):
+            out = []
+            for status, value, observed in call(name, cases, callees):
+                calls = observed.pop("calls", None)
+                if calls is not None:   # as the preprocessor hands them over: fetched on demand
+                    observed["calls"] = lambda calls=calls: asked.append(name) or calls
+                out.append((status, value, observed))
+            return out
+        return deferred
+    import inspect
+    ns = {"np": np}
+    exec(inspect.getsource(A.reference), ns)
+    assert judge.Judge(A).judge("rnn_backward", caller(ns)).passed and asked == []
+    src = inspect.getsource(A.reference.rnn_backward).replace("da_prevt = ", "da_prevt = 0 * ")
+    assert "0 * " in src
+    exec(src, ns)
+    v = judge.Judge(A).judge("rnn_backward", caller(ns))
+    assert not v.passed and asked and set(asked) == {"rnn_backward"}

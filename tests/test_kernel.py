@@ -14,9 +14,9 @@ from assignments.grading.kernel import ZYGOTES, GradingKernelManager
 pytestmark = pytest.mark.sandbox
 
 
-def start(tmp_path, **traits):
+def start(tmp_path, helper="VALUE = 42\n", **traits):
     km = GradingKernelManager(sandbox=True, scratch_root=str(tmp_path / "kernels"), **traits)
-    (tmp_path / "helper.py").write_text("VALUE = 42\n")
+    (tmp_path / "helper.py").write_text(helper)
     km.prepare_scratch(str(tmp_path), ["helper.py"])
     run_sync(km.start_kernel)()
     kc = km.client()
@@ -135,3 +135,65 @@ def test_a_forked_kernel_that_dies_starting_says_why(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "KERNEL_OPTIONS", ["--IPKernelApp.kernel_class=no.such.Kernel"])
     with pytest.raises(RuntimeError, match=r"died before replying.*no\.such\.Kernel' could not be imported"):
         start(tmp_path)
+
+
+def test_helpers_are_imported_from_what_the_zygote_compiled(tmp_path):
+    """The zygote compiles each helper module once and hands every kernel a checked pyc: the
+    import uses it, and a helper whose text differs (in this kernel or the next) is its own."""
+    km, kc = start(tmp_path)
+    try:
+        said = json.loads(run(kc, "import helper, json, importlib.util\n"
+                                  "data = open(helper.__cached__, 'rb').read()\n"
+                                  "print(json.dumps({'value': helper.VALUE, 'flags': data[4:8].hex(),"
+                                  " 'hash': data[8:16] == importlib.util.source_hash(open('helper.py', 'rb').read())}))"))
+        assert said == {"value": 42, "flags": "03000000", "hash": True}
+        assert run(kc, "import importlib, helper\nopen('helper.py', 'w').write('VALUE = 7\\n')\n"
+                       "print(importlib.reload(helper).VALUE)") == "7"   # the pyc no longer matches
+    finally:
+        stop(km, kc)
+    km, kc = start(tmp_path, helper="VALUE = 43\n")
+    try:
+        assert run(kc, "import helper; print(helper.VALUE)") == "43"
+    finally:
+        stop(km, kc)
+
+
+def test_a_warm_kernel_still_runs_magics_and_top_level_await(tmp_path):
+    km, kc = start(tmp_path)
+    try:
+        assert run(kc, "here = %pwd\nprint(here == __import__('os').getcwd())") == "True"
+        assert run(kc, "x = 5\nx?") == ""   # help on an object: no error
+        assert run(kc, "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')") == "awaited"
+        assert run(kc, "print(3 % 2 != 0)") == "True"
+    finally:
+        stop(km, kc)
+
+
+def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignment):
+    """zygote.quick_cells skips IPython's token transforms and its await check when a cell's
+    text shows they find nothing: on the release's cells and on cells that use IPython's own
+    syntax, the patched shell transforms each cell exactly as the stock one does."""
+    import nbformat
+    from IPython.core import inputtransformer2 as it2
+    from IPython.core import interactiveshell
+
+    from assignments.grading import zygote
+
+    from conftest import RELEASE
+    path = os.path.join(RELEASE, assignment.notebook + ".ipynb")
+    cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    cells += ["x = %pwd", "files = !ls", "%time 1", "!ls", "obj?", "obj??", "/print 1", ",f a b", ";f a b",
+              "  %matplotlib inline", "print('100%')", "a != b", "if a:\n    !ls", "def f():\n    return 1\nf?",
+              "x = (1,\n     2)\n", "y = [1\n, 2]", "await x", "async with a:\n    pass", "print('no await')",
+              "", "\n\n", "for i in range(3):\n    pass\n"]
+    tm = it2.TransformerManager()
+    stock = [tm.transform_cell(c) for c in cells]
+    stock_async = [interactiveshell._should_be_async(c) for c in cells]
+    original = it2.TransformerManager.do_token_transforms
+    monkeypatch.setattr(it2.TransformerManager, "do_token_transforms", original)
+    monkeypatch.setattr(interactiveshell, "_should_be_async", interactiveshell._should_be_async)
+    zygote.quick_cells()
+    assert it2.TransformerManager.do_token_transforms is not original   # patched
+    assert [it2.TransformerManager().transform_cell(c) for c in cells] == stock
+    assert [interactiveshell._should_be_async(c) for c in cells] == stock_async
+    assert stock_async.count(True) == 2

@@ -26,7 +26,7 @@ def __grader_setup(token, source, key):
     ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
     ns["_pristine"] = [(m, tuple(vars(m)), tuple(vars(m).values())) for m in (builtins, numpy, json)]
     get_ipython().events.register("post_run_cell", ns["heal"])
-    cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"])})
+    cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"]), "recorded": staticmethod(ns["recorded"])})
     sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
 __grader_setup(TOKEN, SOURCE, KEY)
 del __grader_setup
@@ -34,7 +34,8 @@ del __grader_setup
 # Reaches the harness without looking up a single name the learner could have rebound. Its
 # arguments: the request's JSON text, or the key of a text the kernel was forked with, the
 # call's nonce and the rest of the request (the reference callees, sent with each call).
-ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].call({args})"
+# The same way to ``recorded``, with a nonce.
+ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].{entry}({args})"
 
 
 class Channel:
@@ -61,10 +62,16 @@ class Channel:
         self.nonce, self.received = secrets.token_hex(8), []
         cls = "Grader_" + self.token
         if kept:
-            return ENTRY.format(cls=cls, args=f"{kept!r}, {self.nonce!r}, {extra!r}")
+            return ENTRY.format(cls=cls, entry="call", args=f"{kept!r}, {self.nonce!r}, {extra!r}")
         text = request if isinstance(request, str) else json.dumps(request)
         payload = _merged(text, extra, json.dumps({"nonce": self.nonce}))
-        return ENTRY.format(cls=cls, args=repr(payload))
+        return ENTRY.format(cls=cls, entry="call", args=repr(payload))
+
+    def recorded_code(self):
+        """The code that has the harness send the calls the last judged call recorded (a
+        request with ``record["defer"]``); while it runs, only its replies are accepted."""
+        self.nonce, self.received = secrets.token_hex(8), []
+        return ENTRY.format(cls="Grader_" + self.token, entry="recorded", args=repr(self.nonce))
 
     def done(self):
         self.nonce = None

@@ -23,6 +23,7 @@ _ABSENT = object()
 _shell = _publish = None   # the kernel's shell and display publisher, set by channel.SETUP
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
 _kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
+_recorded = {}             # the calls recorded by the last judged call, by case, until asked for
 
 
 def kernel_source(assignment):
@@ -59,7 +60,11 @@ def heal(*_):
 def call(namespace, request):
     """Call ``namespace[request['name']]`` on each of the request's cases, with reference
     stand-ins for the functions it calls. Yields one JSON-safe result per case, and stops
-    early when the function is missing or not written (every case would say the same)."""
+    early when the function is missing or not written (every case would say the same).
+    The calls a loop makes to its cell go with each case's result, or with ``record["defer"]``
+    stay here until ``recorded`` sends them: only a wrong loop's calls are ever looked at,
+    and they are most of what a call would send."""
+    _recorded.clear()
     name = request["name"]
     fn = namespace.get(name)
     if not callable(fn):
@@ -79,7 +84,7 @@ def call(namespace, request):
             saved[callee] = namespace.get(callee, _ABSENT)
             namespace[callee] = helpers[callee]
         record = request.get("record")
-        for inputs in request["cases"]:
+        for index, inputs in enumerate(request["cases"]):
             recorder = None
             try:
                 args = decode(inputs)
@@ -100,7 +105,10 @@ def call(namespace, request):
             finally:
                 if recorder is not None:
                     namespace[record["callee"]] = recorder.fn
-            if recorder is not None:
+            if recorder is not None and record.get("defer"):
+                _recorded[index] = recorder.calls
+                reply["observed"]["calls_recorded"] = len(recorder.calls)
+            elif recorder is not None:
                 reply["observed"]["calls"] = encode_calls(recorder.calls)
             yield reply
     finally:
@@ -126,3 +134,11 @@ def main(payload, nonce=None, extra="{}"):
         result["nonce"], result["case"] = request["nonce"], index
         heal()
         _publish({MIME: result})
+
+
+def recorded(nonce):
+    """Entry point in the kernel: send the calls the last judged call recorded, one
+    display_data message per case, as ``main`` sends results."""
+    heal()
+    for index in sorted(_recorded):
+        _publish({MIME: {"nonce": nonce, "case": index, "calls": encode_calls(_recorded[index])}})

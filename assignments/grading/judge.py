@@ -22,10 +22,12 @@ def read_reply(assignment, data):
         status, observed = data["status"], data.get("observed", {})
         if status not in STATUSES or not isinstance(observed, dict):
             raise ValueError(status)
-        calls = observed.get("calls")
+        calls, deferred = observed.get("calls"), observed.get("calls_recorded")
         observed = {"reads_globals": [str(n)[:40] for n in observed.get("reads_globals", [])][:10]}
         if isinstance(calls, list):
             observed["calls"] = assignment.checks.decode_calls(calls[:1000])
+        elif isinstance(deferred, int) and not isinstance(deferred, bool):
+            observed["calls_recorded"] = True   # kept in the kernel: see Recorded
         if status == "ok":
             return "ok", assignment.checks.decode(data["output"]), observed
         return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
@@ -47,9 +49,10 @@ def _all_zero(x):
     return False
 
 
-def request(assignment, name, cases, callees):
+def request(assignment, name, cases, callees, defer_calls=False):
     """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
-    for a loop over a cell, record every call it makes to that cell."""
+    for a loop over a cell, record every call it makes to that cell (``defer_calls``: keep
+    them in the kernel until asked for, see Recorded)."""
     spec = assignment.spec(name)
     req = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
            "callees": {c: assignment.callee_source(c) for c in callees}}
@@ -57,7 +60,27 @@ def request(assignment, name, cases, callees):
     if p and p["callee"] in callees:
         req["record"] = {"callee": p["callee"], "callee_args": assignment.spec(p["callee"])["args"],
                          "args": spec["args"]}
+        if defer_calls:
+            req["record"]["defer"] = True
     return req
+
+
+class Recorded:
+    """The calls a loop made to its cell on each hidden case, left in the kernel by the call
+    and fetched, all cases at once, the first time the judge looks at one. Only a wrong
+    loop's calls are looked at, so a correct one never pays for sending them (they are most
+    of what judging a loop would send). ``fetch()`` returns {case: calls} ({} on failure)."""
+
+    def __init__(self, fetch):
+        self._fetch, self._calls = fetch, None
+
+    def case(self, index):
+        if self._calls is None:
+            try:
+                self._calls = self._fetch()
+            except Exception:
+                self._calls = {}
+        return self._calls.get(index)
 
 
 @dataclass
@@ -110,10 +133,11 @@ class Judge:
         request without the reference callees' source, and ``{"callees": ...}``. The same
         for every submission, so they are encoded once per grading process. Only the first
         may be sent to a kernel before its call (a warm kernel is forked with it): the
-        reference's source must not reach a kernel before the callee itself was judged."""
+        reference's source must not reach a kernel before the callee itself was judged.
+        A loop's recorded calls stay in the kernel until asked for (Recorded)."""
         key = (name, tuple(callees))
         if key not in self._requests:
-            req = request(self.a, name, [c[1] for c in self.cases(name)], callees)
+            req = request(self.a, name, [c[1] for c in self.cases(name)], callees, defer_calls=True)
             callees_text = json.dumps({"callees": req.pop("callees")})
             self._requests[key] = json.dumps(req), callees_text
         return self._requests[key]
@@ -270,6 +294,8 @@ class Judge:
         found = []
         for o in outcomes:
             calls = o.observed.get("calls")
+            if callable(calls):   # left in the kernel (Recorded): fetched now
+                calls = calls()
             try:
                 found.append(self.a.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),
                                                     o.got if o.status == "ok" else None, calls) if calls else None)

@@ -13,7 +13,7 @@ from traitlets import Bool, Float, Integer, Unicode, default
 from . import harness
 from .assignment import load as load_assignment
 from .channel import Channel, OutputBudget
-from .judge import Judge, read_reply
+from .judge import Judge, Recorded, read_reply
 from .kernel import SPARE, GradingKernelManager
 
 
@@ -84,6 +84,7 @@ class JudgedExecute(Execute):
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self._events, self._clean, self._deadline = [], [], time.monotonic() + self.notebook_timeout
+        self._kernels = 0   # kernels replaced so far: what one recorded, the next does not have
         self._budget = OutputBudget(self.max_output_bytes)
         self._channel = Channel(self._kernel_source, self.max_reply_bytes)
         tests = {}
@@ -160,6 +161,7 @@ class JudgedExecute(Execute):
 
     def _replace_kernel(self):
         """Throw the kernel away and start another, replaying the cells that ran cleanly."""
+        self._kernels += 1
         self._cleanup_kernel()
         self.km = self.create_kernel_manager()
         self.start_new_kernel()
@@ -273,7 +275,7 @@ class JudgedExecute(Execute):
         # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
         text, callees_text = self._judge.request_text(name, callees)
         code = self._channel.call_code(text, kept=self._kept(text), extra=callees_text)
-        nonce, fault = self._channel.nonce, None
+        nonce, fault, kernel = self._channel.nonce, None, self._kernels
         try:
             outputs = self._quiet(code, index, timeout=self.call_timeout)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
@@ -297,11 +299,38 @@ class JudgedExecute(Execute):
             elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
                 self._event("exit", name, value[:200])
             results.append((status, value, observed))
+        if any(observed.pop("calls_recorded", False) for _, _, observed in results):
+            recorded = Recorded(functools.partial(self._recorded, name, index, kernel))
+            for case, (_, _, observed) in enumerate(results):
+                observed["calls"] = functools.partial(recorded.case, case)
         finished = len(results) == len(cases) or (results and results[-1][0] in ("missing", "not_implemented", "fault"))
         if fault is None and not finished:
             self._event("no_result", name, "the kernel answered nothing the grader could read")
             fault = ("fault", "returned no result the grader could read", {})
         return results[:len(cases)] + ([fault] if fault and not finished else [])
+
+    def _recorded(self, name, index, kernel):
+        """{case: calls} that the last judged call of this kernel recorded (see Recorded);
+        {} when the kernel was replaced since, or the harness does not answer in time."""
+        if kernel != self._kernels or time.monotonic() > self._deadline:
+            return {}
+        code, nonce = self._channel.recorded_code(), self._channel.nonce
+        try:
+            self._quiet(code, index, timeout=self.call_timeout)
+        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
+            self._event("dead_kernel" if isinstance(exc, DeadKernelError) else "timeout", name,
+                        "while sending the calls its loop made")
+            self._replace_kernel()
+            return {}
+        finally:
+            self._channel.done()
+        found = {}
+        for data in self._channel.replies(nonce):
+            try:
+                found[data["case"]] = self._a.checks.decode_calls(data["calls"][:1000])
+            except Exception:   # it comes from the learner's process: unreadable means unknown
+                pass
+        return found
 
 
 def verdict_outputs(v):

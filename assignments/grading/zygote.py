@@ -26,7 +26,10 @@ only, and nothing imported from the package.
 """
 import ctypes
 import gc
+import hashlib
+import importlib.util
 import json
+import marshal
 import os
 import re
 import resource
@@ -52,6 +55,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 KEPT = types.ModuleType("_grader_kept")
 KEPT.items = {}
 sys.modules[KEPT.__name__] = KEPT
+
+# The helper modules kernels import from their scratch folder (the students' checks, the
+# notebook's utilities), compiled here once per distinct text: sha256 of the source -> the
+# code, marshalled. Each kernel finds them as checked pycs (``write_bytecode``).
+COMPILED = {}
 
 
 def _call(result, what):
@@ -192,6 +200,7 @@ def child(req):
     for name, data in files.items():
         with open(os.path.join(req["scratch"], name), "wb") as f:
             f.write(data)
+    write_bytecode(req["scratch"], files)
     kernel = os.fork()
     if kernel:
         while True:   # reap orphans until the kernel exits
@@ -202,6 +211,60 @@ def child(req):
             if pid == kernel:
                 os._exit(exit_code(status))
     run_kernel(req)
+
+
+def compile_helpers(folder):
+    """In the zygote, before it forks a kernel: compile the helper modules of its scratch
+    folder that were not compiled yet (COMPILED)."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not name.endswith(".py") or not os.path.isfile(path) or os.path.islink(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        key = hashlib.sha256(data).digest()
+        if key not in COMPILED and len(COMPILED) < 256:
+            try:   # as the import system compiles a source file
+                COMPILED[key] = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
+            except (SyntaxError, ValueError):
+                pass   # the kernel says why when the notebook imports it
+
+
+def write_bytecode(folder, files):
+    """In the kernel's scratch folder, a pyc for each helper module compiled in the zygote:
+    hash-based and checked (PEP 552), so the import system compares it with the source
+    file's text before using it, and compiles the file itself if they differ."""
+    for name, data in files.items():
+        code = COMPILED.get(hashlib.sha256(data).digest()) if name.endswith(".py") else None
+        if code is None:
+            continue
+        path = importlib.util.cache_from_source(os.path.join(folder, name))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little")
+                    + importlib.util.source_hash(data) + code)
+
+
+def quick_cells():
+    """Two checks IPython makes on every cell, skipped when a cell's text shows they would
+    find nothing: the same result, without tokenizing each cell twice and compiling it once
+    more. The token transforms (``x = %magic``, ``x = !cmd``, ``%magic``, ``!cmd``, ``obj?``,
+    ``/f x``, ``,f x``, ``;f x``) need one of the characters ``%!?`` or a line starting with
+    ``,;/``; top-level ``await`` code needs the word ``await`` or ``async``."""
+    from IPython.core import inputtransformer2 as it2
+    from IPython.core import interactiveshell
+    default = [it2.MagicAssign, it2.SystemAssign, it2.EscapedCommand, it2.HelpEnd]
+    token_transforms, should_be_async = it2.TransformerManager.do_token_transforms, interactiveshell._should_be_async
+
+    def do_token_transforms(self, lines):
+        text = "".join(lines)
+        if (self.token_transformers == default and "%" not in text and "!" not in text and "?" not in text
+                and not any(line.lstrip()[:1] in (",", ";", "/") for line in lines)):
+            return lines
+        return token_transforms(self, lines)
+
+    it2.TransformerManager.do_token_transforms = do_token_transforms
+    interactiveshell._should_be_async = lambda cell: ("await" in cell or "async" in cell) and should_be_async(cell)
 
 
 def plain_compiler():
@@ -222,6 +285,7 @@ def run_kernel(req):
         del sys.path[0]   # as ipykernel_launcher does; the kernel puts the cwd back
     sys.argv = ["ipykernel_launcher", "-f", req["connection_file"], *req["options"]]
     plain_compiler()
+    quick_cells()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
     app.initialize()
@@ -264,6 +328,9 @@ def preload():
             __import__(name)
         except Exception:   # a module only a running kernel can import: it will, itself
             pass
+    import io
+    import tokenize  # its patterns are compiled on first use: once here, not in each kernel
+    list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:   # a fork copies one thread: another one's locks would stay held
         raise RuntimeError(f"the zygote must have one thread before it forks, not {threads}")
@@ -296,6 +363,10 @@ def serve():
                 live.discard(pid)
                 exited[pid] = exit_code(status)
             if req["op"] == "spawn":
+                try:
+                    compile_helpers(req["scratch"])
+                except OSError:
+                    pass   # only an optimisation: the kernel compiles them itself
                 pid = os.fork()
                 if pid == 0:
                     try:

@@ -402,14 +402,18 @@ def data_globals(fn):
     """Names the function reads from its module's globals that hold weights-like data
     (dicts, arrays): a function that depends on the notebook's variables instead of its
     arguments. Constants (numbers, tuples of names) are fine."""
-    names, stack = set(), [getattr(fn, "__code__", None)]
+    scope = getattr(fn, "__globals__", {})
+    codes, stack = [], [getattr(fn, "__code__", None)]
     while stack:
         code = stack.pop()
-        if code is None:
-            continue
-        names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
-        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    scope = getattr(fn, "__globals__", {})
+        if code is not None:
+            codes.append(code)
+            stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    # every name an instruction loads is in co_names: most functions name no such global at
+    # all, and then need no disassembly (the grader asks this of every function it judges)
+    if not any(n in scope and isinstance(scope[n], (dict, np.ndarray)) for c in codes for n in c.co_names):
+        return []
+    names = {i.argval for c in codes for i in dis.get_instructions(c) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     return sorted(n for n in names if n in scope and isinstance(scope[n], (dict, np.ndarray))
                   and not n.startswith("__"))
 
