@@ -136,3 +136,38 @@ def test_closeness_is_numpys_isclose():
     x = np.random.default_rng(0).normal(size=(5, 10, 4))
     y = x + np.random.default_rng(1).normal(size=x.shape) * 1e-5
     assert np.array_equal(sc._isclose(x, y), np.isclose(x, y, rtol=sc.RTOL, atol=sc.ATOL))
+
+
+def test_the_quick_all_close_never_hides_a_difference():
+    """compare() skips the leaf-by-leaf comparison when student_checks._all_close says that
+    everything is close: it must say so only when _compare finds nothing, on nested outputs
+    right, slightly off, reshaped, retyped, missing keys, NaN and the like."""
+    from assignments.grading import student_checks as sc
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((5, 2, 3))
+    exp = {"x": (a, [b, b * 2]), "y": np.full((), 1.5), "z": None, "w": "text"}
+    variants = {
+        "same": {"x": (a.copy(), [b.copy(), b * 2]), "y": np.ones(()) * 1.5, "z": None, "w": 3, "extra": 1},
+        "within tolerance": {"x": (a * (1 + 1e-7), [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "off": {"x": (a + 1e-3, [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "nan": {"x": (np.where(a > 0, np.nan, a), [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "transposed": {"x": (a.T, [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "a list for a tuple": {"x": [a, [b, b * 2]], "y": 1.5, "z": None, "w": "text"},
+        "one item short": {"x": (a, [b]), "y": 1.5, "z": None, "w": "text"},
+        "no key": {"x": (a, [b, b * 2]), "z": None, "w": "text"},
+        "not None": {"x": (a, [b, b * 2]), "y": 1.5, "z": 0, "w": "text"},
+        "strings": {"x": (a.astype(str), [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "ints": {"x": (np.round(a).astype(int), [b, b * 2]), "y": 1.5, "z": None, "w": "text"},
+        "bools right": {"x": (a, [b, b * 2]), "y": True, "z": None, "w": "text"},
+    }
+    exp_bools = dict(exp, y=np.ones(()))
+    verdicts = {}
+    for label, got in variants.items():
+        e = exp_bools if label == "bools right" else exp
+        found = []
+        sc._compare(got, e, "out", None, False, found)
+        quick = sc._all_close(got, e)
+        assert not (quick and found), (label, found)
+        verdicts[label] = quick
+    accepted = ("same", "within tolerance", "a list for a tuple", "bools right")   # as _compare accepts them
+    assert [k for k, v in verdicts.items() if v] == list(accepted)

@@ -191,6 +191,34 @@ def _compare(got, exp, path, schema, show_values, out):
         out.append(f"{path} is {_kind(got)}; expected None")
 
 
+def _all_close(got, exp):
+    """True when _compare would find nothing, checked in one array operation for all the
+    arrays inside (the judge compares about a thousand per submission, almost all right).
+    False when it might find something: _compare then says what."""
+    gots, exps, stack = [], [], [(got, exp)]
+    while stack:
+        g, e = stack.pop()
+        if isinstance(e, np.ndarray):
+            if isinstance(g, (int, float)) and e.shape == ():
+                g = np.asarray(g)
+            if (not isinstance(g, np.ndarray) or g.dtype.kind not in "biuf" or g.shape != e.shape
+                    or e.dtype != np.float64):
+                return False
+            gots.append(g.astype(float).ravel())
+            exps.append(e.ravel())
+        elif isinstance(e, (tuple, list)):
+            if not isinstance(g, (tuple, list)) or len(g) != len(e):
+                return False
+            stack.extend(zip(g, e))
+        elif isinstance(e, dict):
+            if not isinstance(g, dict) or any(k not in g for k in e):
+                return False
+            stack.extend((g[k], v) for k, v in e.items())
+        elif isinstance(e, float) or (e is None and g is not None):
+            return False
+    return not gots or bool(_isclose(np.concatenate(gots), np.concatenate(exps)).all())
+
+
 def _same(got, exp):
     found = []
     _compare(got, exp, "", None, False, found)
@@ -216,7 +244,7 @@ def compare(spec, got, expected, show_values=True):
         found = []
         if value is _MISSING:
             found.append(f"the returned dict has no key '{name}'")
-        else:
+        elif not _all_close(value, exp[name]):
             _compare(value, exp[name], name, _schema(spec, name), show_values, found)
         if found and not spec["returns_dict"] and found[0].startswith(name + " "):
             found[0] = f"{name} (returned value {position} of {len(names)})" + found[0][len(name):]
