@@ -299,7 +299,7 @@ class JudgedExecute(Execute):
             elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
                 self._event("exit", name, value[:200])
             results.append((status, value, observed))
-        if any(observed.pop("calls_recorded", False) for _, _, observed in results):
+        if any([observed.pop("calls_recorded", False) for _, _, observed in results]):
             recorded = Recorded(functools.partial(self._recorded, name, index, kernel))
             for case, (_, _, observed) in enumerate(results):
                 observed["calls"] = functools.partial(recorded.case, case)

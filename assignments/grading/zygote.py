@@ -60,6 +60,7 @@ sys.modules[KEPT.__name__] = KEPT
 # notebook's utilities), compiled here once per distinct text: sha256 of the source -> the
 # code, marshalled. Each kernel finds them as checked pycs (``write_bytecode``).
 COMPILED = {}
+MAX_COMPILED = 1 << 20   # a larger file is left to the kernel, which compiles under its own limits
 
 
 def _call(result, what):
@@ -218,16 +219,17 @@ def compile_helpers(folder):
     folder that were not compiled yet (COMPILED)."""
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
-        if not name.endswith(".py") or not os.path.isfile(path) or os.path.islink(path):
+        if (not name.endswith(".py") or not os.path.isfile(path) or os.path.islink(path)
+                or os.path.getsize(path) > MAX_COMPILED):
             continue
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_COMPILED + 1)
         key = hashlib.sha256(data).digest()
-        if key not in COMPILED and len(COMPILED) < 256:
+        if key not in COMPILED and len(COMPILED) < 256 and len(data) <= MAX_COMPILED:
             try:   # as the import system compiles a source file
                 COMPILED[key] = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
-            except (SyntaxError, ValueError):
-                pass   # the kernel says why when the notebook imports it
+            except Exception:
+                pass   # the kernel compiles it itself, and says why it cannot
 
 
 def write_bytecode(folder, files):
