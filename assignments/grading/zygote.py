@@ -106,18 +106,13 @@ def mounts_under(folder, skip):
 
 
 def isolate(req):
-    """In the new namespaces, as their privileged init: the mounts described above.
-    Returns the helper files, to be written once privileges are dropped."""
+    """In the new namespaces, as their privileged init: the mounts described above. The
+    scratch folder comes back empty: the helper files are written into it once privileges
+    are dropped (``child``)."""
     sockets = os.open(req["sockets"], os.O_PATH | os.O_DIRECTORY)   # mounted back below
     # what the sandbox binds under /tmp (a Python environment there, say) stays, read-only
     kept = [(p, os.open(p, os.O_PATH | os.O_DIRECTORY))
             for p in mounts_under("/tmp", (req["sockets_root"], req["scratch_root"])) if os.path.isdir(p)]
-    files = {}
-    for name in os.listdir(req["scratch"]):   # the helper files the grader copied in
-        path = os.path.join(req["scratch"], name)
-        if os.path.isfile(path) and not os.path.islink(path):
-            with open(path, "rb") as f:
-                files[name] = f.read()
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)   # this namespace's processes only
     size = req["tmp_size"]
@@ -140,6 +135,18 @@ def isolate(req):
     fresh_tmpfs(req["scratch"], f"{size}{owner}", "0700")
     for target in ("/", "/dev"):   # in a user namespace, the sandbox's user owns these
         read_only(target)
+
+
+def helper_files(folder):
+    """The helper files the grader copied into a kernel's scratch folder: {name: bytes}.
+    Read by the zygote before it forks the kernel, which writes them into its own fresh
+    scratch folder."""
+    files = {}
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                files[name] = f.read()
     return files
 
 
@@ -172,7 +179,7 @@ def exit_code(status):
     return code if code >= 0 else 128 - code
 
 
-def child(req):
+def child(req, files):
     """The forked kernel (never returns). This process is the zygote's handle on the
     kernel: it makes the namespaces and waits for their init, which waits for the kernel."""
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -192,7 +199,7 @@ def child(req):
     os.close(alive_w)
     if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
         os._exit(1)
-    files = isolate(req)
+    isolate(req)
     drop_privileges(req["uid"])
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # a change of user cleared it
     if select.select([alive_r], [], [], 0)[0]:
@@ -217,20 +224,16 @@ def child(req):
     run_kernel(req)
 
 
-def compile_helpers(folder):
-    """In the zygote, before it forks a kernel: compile the helper modules of its scratch
-    folder that were not compiled yet (COMPILED)."""
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        if (not name.endswith(".py") or not os.path.isfile(path) or os.path.islink(path)
-                or os.path.getsize(path) > MAX_COMPILED):
+def compile_helpers(folder, files):
+    """In the zygote, before it forks a kernel: compile the helper modules among its
+    helper files that were not compiled yet (COMPILED)."""
+    for name, data in files.items():
+        if not name.endswith(".py") or len(data) > MAX_COMPILED or len(COMPILED) >= 256:
             continue
-        with open(path, "rb") as f:
-            data = f.read(MAX_COMPILED + 1)
         key = hashlib.sha256(data).digest()
-        if key not in COMPILED and len(COMPILED) < 256 and len(data) <= MAX_COMPILED:
+        if key not in COMPILED:
             try:   # as the import system compiles a source file
-                COMPILED[key] = marshal.dumps(compile(data, path, "exec", dont_inherit=True))
+                COMPILED[key] = marshal.dumps(compile(data, os.path.join(folder, name), "exec", dont_inherit=True))
             except Exception:
                 pass   # the kernel compiles it itself, and says why it cannot
 
@@ -368,14 +371,12 @@ def serve():
                 live.discard(pid)
                 exited[pid] = exit_code(status)
             if req["op"] == "spawn":
-                try:
-                    compile_helpers(req["scratch"])
-                except OSError:
-                    pass   # only an optimisation: the kernel compiles them itself
+                files = helper_files(req["scratch"])
+                compile_helpers(req["scratch"], files)
                 pid = os.fork()
                 if pid == 0:
                     try:
-                        child(req)
+                        child(req, files)
                     except BaseException:
                         try:
                             traceback.print_exc()
