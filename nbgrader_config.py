@@ -8,7 +8,16 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgr
 # Stubs that replace the solution regions in the student version.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
-# Autograde: run the learner's cells in a kernel, but judge each graded test cell in the
+# Autograde first puts back what a learner changed in the release's cells (nbgrader's own
+# steps; OverwriteCells reads the gradebook in one query per table).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "assignments.grading.overwritecells.OverwriteCellsAtOnce",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# Then it runs the learner's cells in a kernel, but judges each graded test cell in the
 # grading process (assignments/grading/preprocessors.py) instead of executing its code.
 c.Autograde.autograde_preprocessors = [
     "assignments.grading.preprocessors.JudgedExecute",
@@ -35,7 +44,7 @@ c.GenerateFeedback.exporter_class = "assignments.grading.feedback.FeedbackExport
 # submission); once, after the last, still catches a notebook a preprocessor broke
 c.Exporter.optimistic_validation = True
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
+    "assignments.grading.getgrades.GetGradesAtOnce",
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

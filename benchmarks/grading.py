@@ -3,7 +3,8 @@ submissions, same run, same machine.
 
   .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5] [--rounds R] [--growth]
 
-Builds N correct submissions from the sample class's correct answers, then times
+Builds N correct submissions from the sample class's correct answers (each learner's cells
+with a comment of its own, so no cache sees the same text twice), then times
   1. plain nbgrader: `nbgrader autograde` in a stock course folder (no config of ours:
      its own Execute preprocessor runs every cell, test cells included, one submission
      at a time, no sandbox);
@@ -77,9 +78,13 @@ def build_class(root, n):
     release = os.path.join(REPO, "release", AID, NB)
     import nbformat
     for i in range(n):
-        folder = os.path.join(root, "submitted", f"student{i:04d}", AID)
+        student = f"student{i:04d}"
+        folder = os.path.join(root, "submitted", student, AID)
         os.makedirs(folder)
-        nbformat.write(fill(release, answers), os.path.join(folder, NB))
+        # each learner's cells differ, as in a real class: nothing one submission renders
+        # or compiles is found ready-made for the next
+        own = {name: f"{text}\n# written by {student}\n" for name, text in answers.items()}
+        nbformat.write(fill(release, own), os.path.join(folder, NB))
 
 
 def plain_scores(db):

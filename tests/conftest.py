@@ -93,6 +93,67 @@ def gradebook_dump(db_url, course_id="rnn-step-by-step"):
     return sorted(rows, key=repr)
 
 
+def course_gradebook(root):
+    """A course folder at ``root`` whose gradebook holds the RNN assignment and an empty
+    submission by "ada": its config, and the resources nbgrader's preprocessors get for
+    that submission."""
+    from nbgrader.api import Gradebook
+
+    from assignments.grading import record
+    from assignments.grading.course import load_config
+    shutil.copytree(A.source_dir, root / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
+    A.write_generated(str(root / "source" / A.id), reuse_release=True)
+    config = load_config(str(root))
+    record.prepare(config, A.id)
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        gb.update_or_create_student("ada")
+        gb.update_or_create_submission(A.id, "ada")
+    resources = {"nbgrader": {"student": "ada", "assignment": A.id, "notebook": A.notebook,
+                              "db_url": config.CourseDirectory.db_url, "course_id": config.CourseDirectory.course_id}}
+    return config, resources
+
+
+def graded_release(config):
+    """The course's release notebook with its test cells scored as the judge would: full,
+    partial and none, and one answer cell left as released (nbgrader's "No response.")."""
+    import nbformat
+
+    from assignments.grading.judge import Verdict
+    from assignments.grading.preprocessors import verdict_outputs
+    nb = nbformat.read(os.path.join(config.CourseDirectory.root, "release", A.id, A.notebook + ".ipynb"), as_version=4)
+    scores = iter([1.0, 0.5, 0.0] * 10)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.startswith("test_"):
+            points = cell.metadata["nbgrader"]["points"]
+            score = next(scores) * points
+            cell.outputs = verdict_outputs(Verdict(grade_id[5:], score, points, score == points, feedback="x"))
+        elif grade_id == "rnn_forward":
+            continue   # unchanged: "No response."
+        elif cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source += "\n# answered"
+    return nb
+
+
+def sql_statements(db_url, run):
+    """run() while counting the SQL statements sent to the database (by their first word)."""
+    import collections
+
+    from sqlalchemy import event
+
+    from assignments.grading import speedups
+    engine, counted = speedups._engine(db_url), collections.Counter()
+
+    def count(conn, cursor, statement, *_):
+        counted[statement.split()[0].upper()] += 1
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        result = run()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    return result, counted
+
+
 def copy_release_notebook(dest):
     shutil.copy(os.path.join(RELEASE, A.notebook + ".ipynb"), dest)
 

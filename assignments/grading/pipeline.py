@@ -23,6 +23,7 @@ from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import sandbox_problem
 from .progress import Progress
+from .saveautogrades import grades_of
 from .worker import Course
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
@@ -59,14 +60,17 @@ def stage(assignment, src, dest, release_nb):
         found = ", ".join(notebooks) or "no .ipynb file"
         return f"expected {expected} in the submission, found {found}", []
     try:
-        nb = nbformat.read(os.path.join(src, chosen), as_version=4)
-        nbformat.validate(nb)
+        invalid = {}
+        nb = nbformat.read(os.path.join(src, chosen), as_version=4, capture_validation_error=invalid)
+        if invalid:
+            raise invalid["ValidationError"]
     except Exception as exc:  # not JSON, not a notebook, a newer format...
         return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})", []
     flags = inspect_submission.tampering(nb, release_nb) + inspect_submission.attempts(nb, release_nb)
     flags += [f"tampered:deleted:{g}" for g in inspect_submission.missing_answers(nb, release_nb)]
     os.makedirs(dest)
-    nbformat.write(inspect_submission.repair(nb, release_nb), os.path.join(dest, expected))
+    with open(os.path.join(dest, expected), "w", encoding="utf-8") as f:   # validated as it was read
+        f.write(nbformat.v4.writes(inspect_submission.repair(nb, release_nb)) + "\n")
     for name in os.listdir(src):
         path = os.path.join(src, name)
         if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
@@ -137,12 +141,13 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             jobs.append({"student": student, "files": read_files(staged)})
 
     bar = Progress(len(jobs), enabled=progress)
+    judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
     for result in dispatch.run(course, jobs, parent=work):
         student = result["student"]
         rec = records[student]
         if result["ok"]:
             try:
-                store(config, assignment, out, work, result)
+                judged[student] = store(config, assignment, out, work, result)
             except Exception as exc:
                 rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
             else:
@@ -163,7 +168,8 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         CsvExportPlugin(to=os.path.join(own, "grades.csv"), student=sorted(records), assignment=[aid]).export(gb)
         sort_rows(os.path.join(own, "grades.csv"))
         results = {"assignment": aid, "max_score": float(assignment.max_score),
-                   "submissions": [collect(assignment, gb, out, records[s], prefix) for s in sorted(records)]}
+                   "submissions": [collect(assignment, gb, records[s], prefix, *judged.get(s, ({}, [])))
+                                   for s in sorted(records)]}
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
@@ -210,9 +216,11 @@ def read_files(folder):
 
 
 def store(config, assignment, out, work, result):
-    """A worker's result into the class's folders and gradebook (this process alone writes them)."""
+    """A worker's result into the class's folders and gradebook (this process alone writes
+    them). Returns the notebook's verdicts and events (``verdicts``)."""
     aid, student, name = assignment.id, result["student"], assignment.notebook
-    nb = nbformat.reads(result["notebook"], as_version=4)
+    nb = nbformat.v4.reads(result["notebook"])   # as nbgrader wrote it in the worker: validated there
+    found = verdicts(nb, test_prefix(config))
     timestamp = coursedir(config, aid, student).get_existing_timestamp(os.path.join(work, "submitted", student, aid))
     record.record(config, aid, name, student, nb, timestamp)
     for folder, text, ext in (("autograded", result["notebook"], ".ipynb"), ("feedback", result["feedback"], ".html")):
@@ -222,6 +230,7 @@ def store(config, assignment, out, work, result):
             os.makedirs(dest)
             with open(os.path.join(dest, name + ext), "w", encoding="utf-8") as f:
                 f.write(text)
+    return found
 
 
 def forget(gb, out, aid, student):
@@ -236,28 +245,31 @@ def forget(gb, out, aid, student):
         shutil.rmtree(os.path.join(out, folder, student, aid), ignore_errors=True)
 
 
-def collect(assignment, gb, out, rec, prefix):
+def verdicts(nb, prefix):
+    """What results.json takes from an autograded notebook: the judge's verdicts by function
+    (stored in its test cells' metadata), and the kernel's events."""
+    found = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
+             if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
+             == prefix + c.metadata["judge"].get("id")}
+    return found, nb.metadata.get("grader", {}).get("events", [])
+
+
+def collect(assignment, gb, rec, prefix, verdicts, events):
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
     aid, student = assignment.id, rec["student"]
     entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
-    verdicts, events = {}, []
-    path = os.path.join(out, "autograded", student, aid, assignment.notebook + ".ipynb")
-    if rec["status"] == "pending" and os.path.exists(path):
-        nb = nbformat.read(path, as_version=4)
-        verdicts = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
-                    if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
-                    == prefix + c.metadata["judge"].get("id")}
-        events = nb.metadata.get("grader", {}).get("events", [])
+    scores = {}
+    if rec["status"] == "pending":
+        try:
+            submission = gb.find_submission_notebook(assignment.notebook, aid, student)
+            scores = {name: grade.score for name, grade in grades_of(gb, submission).items()}
+        except MissingEntry:
+            pass
     entry["flags"] += [f"{e['kind']}:{e['where']}" for e in events]
     for ex in assignment.exercises:
         v = verdicts.get(ex.name, {})
-        score = 0.0
-        if rec["status"] == "pending":
-            try:
-                score = gb.find_grade(prefix + ex.name, assignment.notebook, aid, student).score
-            except MissingEntry:
-                pass
+        score = scores.get(prefix + ex.name) or 0.0
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),

@@ -7,19 +7,28 @@ and comments once and commits once; nbgrader's own code still decides every fiel
 grade or comment that is not among the rows fetched is looked up as nbgrader does, so a
 missing one raises the same MissingEntry.
 """
-from nbgrader.api import Gradebook
+from nbgrader.api import Comment, Grade, Gradebook
 from nbgrader.preprocessors import SaveAutoGrades
+from sqlalchemy.orm import selectinload, undefer
 
 
-class _Batched:
-    """A gradebook as SaveAutoGrades uses it: grades and comments from rows fetched once,
-    commits left to the end of the notebook."""
+def grades_of(gradebook, submission):
+    """{cell name: Grade} of a submitted notebook, each row's cell (which holds its name) and
+    maximum score read with the rows, not in a query per row as they are read."""
+    return {g.name: g for g in gradebook.db.query(Grade).filter(Grade.notebook_id == submission.id)
+            .options(selectinload(Grade.cell), undefer(Grade.max_score))}
+
+
+class BatchedGradebook:
+    """A gradebook as SaveAutoGrades and GetGrades use it: a submitted notebook's grades and
+    comments from rows fetched once, commits left to the end of the notebook."""
 
     def __init__(self, gradebook, notebook, assignment, student):
-        submission = gradebook.find_submission_notebook(notebook, assignment, student)
+        self.submission = submission = gradebook.find_submission_notebook(notebook, assignment, student)
         self._gradebook = gradebook
-        self._grades = {g.name: g for g in submission.grades}
-        self._comments = {c.name: c for c in submission.comments}
+        self._grades = grades_of(gradebook, submission)
+        self._comments = {c.name: c for c in gradebook.db.query(Comment).filter(Comment.notebook_id == submission.id)
+                          .options(selectinload(Comment.cell))}
         self.db = _Deferred(gradebook.db)
 
     def find_grade(self, name, *key):
@@ -50,7 +59,7 @@ class SaveAutoGradesAtOnce(SaveAutoGrades):
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.student_id, self.db_url = info["student"], info["db_url"]
         with Gradebook(self.db_url) as gradebook:
-            self.gradebook = _Batched(gradebook, self.notebook_id, self.assignment_id, self.student_id)
+            self.gradebook = BatchedGradebook(gradebook, self.notebook_id, self.assignment_id, self.student_id)
             nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)   # cell by cell, as nbgrader's
             gradebook.db.commit()
         return nb, resources

@@ -1,0 +1,45 @@
+"""GetGradesAtOnce (grading/getgrades.py) against nbgrader's own GetGrades: the same
+scores, points and comments on the feedback page's cells, from a few queries instead of
+a few per cell."""
+import nbformat
+import pytest
+from nbgrader.api import MissingEntry
+from nbgrader.preprocessors import GetGrades
+
+from assignments.grading.getgrades import GetGradesAtOnce
+from assignments.grading.saveautogrades import SaveAutoGradesAtOnce
+
+from conftest import course_gradebook, graded_release, sql_statements
+
+
+def fields(nb, resources):
+    cells = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.metadata.get("nbgrader", {}).get("score"),
+              c.metadata.get("nbgrader", {}).get("points"), c.metadata.get("nbgrader", {}).get("comment", "-"))
+             for c in nb.cells]
+    return cells, {k: resources["nbgrader"][k] for k in ("score", "max_score", "late_penalty")}
+
+
+def test_the_same_fields_as_nbgraders_own_in_fewer_queries(tmp_path):
+    config, resources = course_gradebook(tmp_path / "c")
+    nb = graded_release(config)
+    SaveAutoGradesAtOnce(config=config).preprocess(nbformat.from_dict(nb), resources)
+    (stock_nb, stock_res), stock_sql = sql_statements(
+        config.CourseDirectory.db_url, lambda: GetGrades(config=config).preprocess(nbformat.from_dict(nb), resources))
+    stock = fields(stock_nb, stock_res)
+    (our_nb, our_res), our_sql = sql_statements(
+        config.CourseDirectory.db_url, lambda: GetGradesAtOnce(config=config).preprocess(nbformat.from_dict(nb), resources))
+    assert fields(our_nb, our_res) == stock
+    scored = [c for c in stock[0] if c[1] is not None]
+    assert len({score for _, score, _, _ in scored}) >= 3 and stock[1]["max_score"] > stock[1]["score"] > 0
+    assert any(comment == "No response." for *_, comment in stock[0])
+    assert our_sql["SELECT"] <= 10 < stock_sql["SELECT"], (our_sql, stock_sql)
+
+
+def test_a_cell_the_gradebook_lacks_raises_as_nbgrader_does(tmp_path):
+    config, resources = course_gradebook(tmp_path / "c")
+    nb = graded_release(config)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("test_"))
+    cell.metadata["nbgrader"]["grade_id"] = "test_not_in_the_gradebook"
+    for step in (GetGrades, GetGradesAtOnce):
+        with pytest.raises(MissingEntry):
+            step(config=config).preprocess(nbformat.from_dict(nb), resources)
