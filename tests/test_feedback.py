@@ -5,7 +5,9 @@ import os
 import re
 
 import nbformat
+import nbgrader
 from nbconvert.exporters import HTMLExporter
+from traitlets.config import Config
 
 from assignments.grading import feedback
 
@@ -94,3 +96,51 @@ def test_tex_that_is_not_pure_mathml_stays_as_typed():
     sneaky = feedback.mathml(r"\text{<img src=x onerror=alert(1)/>}", False)
     assert sneaky.startswith('<code class="tex">') and "<img" not in sneaky
     assert feedback.mathml(r"\tilde{c}_t \odot i_t", False).startswith("<math ")
+
+
+def test_cells_drawn_once_give_the_same_pages(sample_class, monkeypatch):
+    """Every page comes out byte for byte as when each cell is drawn afresh, though the
+    pages share the cells they have in common; a cell drawn with a fresh id each time (a
+    javascript output) is never shared, nor is any cell of a page that embeds images."""
+    notebooks = []
+    for s in sample_class["results"]["submissions"]:
+        path = os.path.join(sample_class["out"], "autograded", s["student"], "rnn_step_by_step", "rnn_step_by_step.ipynb")
+        if os.path.exists(path):
+            notebooks.append(nbformat.read(path, as_version=4))
+            for cell in notebooks[-1].cells:   # what nbgrader's GetGrades adds before the page is drawn
+                grading = cell.metadata.get("nbgrader", {})
+                if grading.get("grade") or grading.get("task"):
+                    grading.update(score=grading["points"] / 2, points=grading["points"])
+                if grading.get("solution") or grading.get("task"):
+                    grading["comment"] = None
+    assert len(notebooks) >= 5
+    scripted = nbformat.v4.new_code_cell("display(Javascript('1'))", outputs=[nbformat.v4.new_output(
+        "display_data", data={"application/javascript": "1", "text/plain": "<Javascript>"})])
+    notebooks[0].cells.append(scripted)
+    notebooks[1].cells.append(scripted)
+
+    config = Config()   # as nbgrader's GenerateFeedback configures the exporter
+    config.HTMLExporter.extra_template_paths = [os.path.join(
+        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "static", "node_modules", "bootstrap", "dist", "css")]
+
+    def pages(**traits):
+        feedback.FeedbackExporter._environments.clear()   # a new process's: nothing drawn yet
+        exporter = feedback.FeedbackExporter(config=config, **traits)
+        resources = {"nbgrader": {"notebook": "rnn_step_by_step", "score": 1.0, "max_score": 2.0, "late_penalty": 0}}
+        return [exporter.from_notebook_node(nb, resources=json.loads(json.dumps(resources)))[0] for nb in notebooks]
+
+    drawn = []
+    keep = feedback.RenderedCells.keep
+    monkeypatch.setattr(feedback.RenderedCells, "keep", lambda self, key, html: drawn.append(key) or keep(self, key, html))
+    shared = pages()
+    cells = sum(len(nb.cells) for nb in notebooks)
+    assert len(drawn) < cells / 2, (len(drawn), cells)   # most were shared
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    with monkeypatch.context() as m:
+        m.setattr(feedback.RenderedCells, "key", staticmethod(lambda *a: None))
+        assert [uuid.sub("<id>", p) for p in pages()] == [uuid.sub("<id>", p) for p in shared]
+    ids = re.findall(r'<div id="([0-9a-f-]{36})" class="output_subarea output_javascript', shared[0] + shared[1])
+    assert len(ids) == 2 and ids[0] != ids[1]
+    drawn.clear()
+    pages(embed_images=True)
+    assert drawn == []

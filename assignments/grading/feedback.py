@@ -14,7 +14,9 @@ top names each graded function with its score (templates/judged_feedback/, built
 nbgrader's own feedback template).
 """
 import functools
+import hashlib
 import html
+import json
 import os
 import re
 from xml.etree import ElementTree
@@ -109,6 +111,53 @@ def _highlight(lexer, source, language, magics_language):
     return _highlighter(lexer)(source, language, metadata)
 
 
+# A cell's HTML is made from the cell and these few switches of the page (nbconvert's
+# templates read nothing else while they draw one); outputs drawn with a fresh uuid4 each
+# time are never shared.
+PAGE_SWITCHES = ("global_content_filter", "should_sanitize_html", "should_not_encode_svg", "raw_mimetypes",
+                 "output_mimetype")
+UNSHARED_OUTPUTS = ("application/javascript", "application/vnd.jupyter.widget-view+json")
+MAX_RENDERED_BYTES = 64 * 2**20
+
+
+class RenderedCells:
+    """The HTML of the cells drawn so far, by what each was drawn from (``key``), for the
+    whole process: most of a class's cells are the same teaching text and the same results
+    in every submission, so only a learner's own cells are drawn again (the page's template,
+    judged_feedback/index.html.j2, asks here first). The oldest go past MAX_RENDERED_BYTES."""
+
+    def __init__(self, max_bytes=MAX_RENDERED_BYTES):
+        self.max_bytes, self.size, self.html = max_bytes, 0, {}
+
+    @staticmethod
+    def key(cell, resources, nb):
+        """A digest of all that the cell's HTML is drawn from, or None: draw it afresh (also
+        when the page embeds images, read from the notebook's own folder)."""
+        if not resources.get("share_cells") or cell.get("attachments") or any(kind in output.get("data", {}) for output in cell.get("outputs", ())
+                                          for kind in UNSHARED_OUTPUTS):
+            return None
+        # of its metadata, the execution times differ in every submission and are not drawn
+        drawn = dict(cell, metadata={k: v for k, v in cell.get("metadata", {}).items() if k != "execution"})
+        try:
+            text = json.dumps([drawn, [resources.get(k) for k in PAGE_SWITCHES], nb.metadata.get("language_info"),
+                               nb.metadata.get("widgets")], sort_keys=True)
+        except (TypeError, ValueError):
+            return None
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, key):
+        return self.html.get(key)
+
+    def keep(self, key, html):
+        """Remember a cell's HTML, and give it back."""
+        if len(html) <= self.max_bytes // 16:
+            self.html[key] = html
+            self.size += len(html)
+            while self.size > self.max_bytes:
+                self.size -= len(self.html.pop(next(iter(self.html))))
+        return html
+
+
 class FeedbackExporter(HTMLExporter):
     _environments = {}   # one compiled Jinja environment per template set, for the process
 
@@ -120,7 +169,10 @@ class FeedbackExporter(HTMLExporter):
         key = (tuple(self.template_paths), self.template_extension, self.enable_async,
                repr(sorted(self.filters.items())), self.template_name)
         if key not in self._environments:
-            self._environments[key] = super()._create_environment()
+            environment = super()._create_environment()
+            cells = RenderedCells()
+            environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, keep_cell=cells.keep)
+            self._environments[key] = environment
         return self._environments[key]
 
     def _render_markdown(self, context, source):
@@ -151,6 +203,7 @@ class FeedbackExporter(HTMLExporter):
             return _highlight(lexer, source, language, (metadata or {}).get("magics_language"))
 
         resources = self._init_resources(resources)
+        resources["share_cells"] = not self.embed_images
         self.register_filter("highlight_code", self.filters.get("highlight_code", highlight_code))
         self.register_filter("filter_data_type", WidgetsDataTypeFilter(
             notebook_metadata=self._nb_metadata, parent=self, resources=resources))
