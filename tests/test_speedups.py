@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import nbgrader
+from sqlalchemy.engine import Engine
 
 from assignments.grading import speedups
 
@@ -50,3 +51,44 @@ def test_cached_metadata_validation_raises_what_jsonschema_raises():
         with pytest.raises(jsonschema.ValidationError) as ours:
             cached.validate(bad, schema)
         assert ours.value.message == stock.value.message
+
+
+def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
+    """record.seed's gradebook (scratch: only its bytes are kept) against the class's: the
+    same assignment rows; its commits skip the journal file and the flushes to disk, the
+    class's keep SQLite's defaults."""
+    import shutil
+    import sqlite3
+
+    from nbgrader.api import Gradebook
+    from sqlalchemy import event
+
+    from assignments.grading import record
+    from assignments.grading.course import load_config
+    from assignments.rnn_step_by_step import ASSIGNMENT as A
+    shutil.copytree(A.source_dir, tmp_path / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
+    A.write_generated(str(tmp_path / "source" / A.id), reuse_release=True)
+    config = load_config(str(tmp_path))
+    config.GenerateAssignment.force = True   # as grading does: the seed's release is made again
+    modes = []
+
+    def mode(conn):
+        modes.append((str(conn.engine.url).endswith("seed.db"), conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
+                      conn.exec_driver_sql("PRAGMA synchronous").scalar()))
+    event.listen(Engine, "commit", mode)
+    try:
+        seed = record.seed(config, A.id, str(tmp_path / "seed.db"))
+        record.prepare(config, A.id)
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            gb.update_or_create_student("ada")
+    finally:
+        event.remove(Engine, "commit", mode)
+    scratch, kept = [m[1:] for m in modes if m[0]], [m[1:] for m in modes if not m[0]]
+    assert len(scratch) > 20 and scratch.count(("memory", 0)) >= len(scratch) - 5, scratch   # but the first few
+    assert kept and set(kept) == {("delete", 2)}, set(kept)   # SQLite's defaults: journal file, FULL
+    dump = sqlite3.connect(":memory:")
+    dump.deserialize(seed)
+    ours = sqlite3.connect(config.CourseDirectory.db_url[len("sqlite:///"):])
+    for table in ("assignment", "notebook", "base_cell", "grade_cells", "solution_cells", "source_cell"):
+        rows = [sorted(db.execute(f"SELECT * FROM {table}").fetchall()) for db in (dump, ours)]
+        assert rows[0] and len(rows[0]) == len(rows[1]), table

@@ -29,6 +29,7 @@ def seed(config, assignment_id, path):
     grades against (nbgrader's autograde needs the assignment's cells from a gradebook)."""
     config = copy.deepcopy(config)
     config.CourseDirectory.db_url = "sqlite:///" + os.path.abspath(path)
+    speedups.scratch(config.CourseDirectory.db_url)   # only its bytes are kept
     prepare(config, assignment_id)
     with sqlite3.connect(path) as db:
         return db.serialize()

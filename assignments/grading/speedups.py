@@ -21,11 +21,27 @@ import jsonschema
 import nbgrader
 import nbgrader.api
 import nbgrader.nbgraderformat.common
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.orm import scoped_session, sessionmaker
 
 _ENGINES = {}
+_SCRATCH = set()   # databases thrown away after the run (a worker's own gradebook)
 _stock_init = nbgrader.api.Gradebook.__init__
+
+
+def scratch(db_url):
+    """Mark an SQLite gradebook as scratch: thrown away when the run ends, rebuilt by a
+    rerun. Its commits then skip the journal file and the flushes to disk that only guard
+    against a power cut (SQLite's journal_mode MEMORY, synchronous OFF): a worker's
+    private gradebook makes a dozen commits per submission."""
+    _SCRATCH.add(db_url)
+
+
+def _no_flushes(connection, _record):
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode = MEMORY")
+    cursor.execute("PRAGMA synchronous = OFF")
+    cursor.close()
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,6 +74,8 @@ def _engine(db_url):
         for old in [k for k in _ENGINES if k == db_url or (isinstance(k, tuple) and k[0] == db_url)]:
             _ENGINES.pop(old).dispose()
         _ENGINES[key] = create_engine(db_url, echo=False, future=True)
+        if db_url in _SCRATCH and db_url.startswith("sqlite:"):
+            event.listen(_ENGINES[key], "connect", _no_flushes)
     return _ENGINES[key]
 
 
@@ -70,6 +88,11 @@ def _gradebook_init(self, db_url, course_id="default_course", authenticator=None
         ready = None
     if not ready:
         _stock_init(self, db_url, course_id, authenticator)
+        if db_url in _SCRATCH:   # the schema and the course row are there: go on without flushes
+            self.db.remove()
+            self.engine.dispose()
+            self.engine = _engine(db_url)
+            self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
         return
     self.engine = engine
     self.db = scoped_session(sessionmaker(autoflush=True, bind=engine, future=True))

@@ -67,6 +67,7 @@ class Worker:
         config = copy.deepcopy(course.config)
         config.CourseDirectory.root = self.root
         config.CourseDirectory.db_url = "sqlite:///" + os.path.join(self.root, "gradebook.db")
+        speedups.scratch(config.CourseDirectory.db_url)   # deleted with the worker's folder
         for trait, folder in (("source_directory", "source"), ("release_directory", "release"),
                               ("submitted_directory", "submitted"), ("autograded_directory", "autograded"),
                               ("feedback_directory", "feedback")):
