@@ -133,8 +133,9 @@ class RenderedCells:
     def key(cell, resources, nb):
         """A digest of all that the cell's HTML is drawn from, or None: draw it afresh (also
         when the page embeds images, read from the notebook's own folder)."""
-        if not resources.get("share_cells") or cell.get("attachments") or any(kind in output.get("data", {}) for output in cell.get("outputs", ())
-                                          for kind in UNSHARED_OUTPUTS):
+        if not resources.get("share_cells") or cell.get("attachments"):
+            return None
+        if any(kind in output.get("data", {}) for output in cell.get("outputs", ()) for kind in UNSHARED_OUTPUTS):
             return None
         # of its metadata, the execution times differ in every submission and are not drawn
         drawn = dict(cell, metadata={k: v for k, v in cell.get("metadata", {}).items() if k != "execution"})
