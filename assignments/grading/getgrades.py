@@ -6,10 +6,9 @@ notebook's rows, fetched once (saveautogrades.BatchedGradebook); nbgrader's own 
 still fills every cell's fields, and a row that is not among them is looked up as
 nbgrader does, so a missing one raises the same MissingEntry.
 """
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import GetGrades
 
-from .saveautogrades import BatchedGradebook
+from .saveautogrades import batched
 
 
 class GetGradesAtOnce(GetGrades):
@@ -17,10 +16,7 @@ class GetGradesAtOnce(GetGrades):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
-        self.student_id, self.db_url = info["student"], info["db_url"]
-        with Gradebook(self.db_url) as gradebook:
-            self.gradebook = BatchedGradebook(gradebook, self.notebook_id, self.assignment_id, self.student_id)
+        with batched(self, resources):
             nb, resources = super(GetGrades, self).preprocess(nb, resources)   # cell by cell, as nbgrader's
             notebook = self.gradebook.submission
             late_penalty = notebook.late_submission_penalty

@@ -7,6 +7,8 @@ and comments once and commits once; nbgrader's own code still decides every fiel
 grade or comment that is not among the rows fetched is looked up as nbgrader does, so a
 missing one raises the same MissingEntry.
 """
+import contextlib
+
 from nbgrader.api import Comment, Grade, Gradebook
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy.orm import selectinload, undefer
@@ -51,15 +53,25 @@ class _Deferred:
         return getattr(self._session, name)
 
 
+@contextlib.contextmanager
+def batched(preprocessor, resources):
+    """What nbgrader's SaveAutoGrades and GetGrades set up before their cell-by-cell pass:
+    the submission's ids from ``resources``, and ``preprocessor.gradebook``, here a
+    BatchedGradebook over a gradebook open for the block (which it yields)."""
+    info = resources["nbgrader"]
+    preprocessor.notebook_id, preprocessor.assignment_id = info["notebook"], info["assignment"]
+    preprocessor.student_id, preprocessor.db_url = info["student"], info["db_url"]
+    with Gradebook(preprocessor.db_url) as gradebook:
+        preprocessor.gradebook = BatchedGradebook(gradebook, preprocessor.notebook_id, preprocessor.assignment_id,
+                                                  preprocessor.student_id)
+        yield gradebook
+
+
 class SaveAutoGradesAtOnce(SaveAutoGrades):
     """SaveAutoGrades writing a notebook's grades and comments in one transaction."""
 
     def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
-        self.student_id, self.db_url = info["student"], info["db_url"]
-        with Gradebook(self.db_url) as gradebook:
-            self.gradebook = BatchedGradebook(gradebook, self.notebook_id, self.assignment_id, self.student_id)
+        with batched(self, resources) as gradebook:
             nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)   # cell by cell, as nbgrader's
             gradebook.db.commit()
         return nb, resources
