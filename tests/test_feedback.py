@@ -144,3 +144,35 @@ def test_cells_drawn_once_give_the_same_pages(sample_class, monkeypatch):
     drawn.clear()
     pages(embed_images=True)
     assert drawn == []
+
+
+def _code_sources():
+    """Code written by others and by us: the sample class's cells, learners' fixtures and the
+    course's own Python files, plus texts that lean on the lexer's corners."""
+    sources = []
+    for root, _, files in os.walk(os.path.join(REPO, "tests", "fixtures")):
+        sources += [open(os.path.join(root, f), encoding="utf-8").read() for f in files if f.endswith(".py")]
+    for root, _, files in os.walk(os.path.join(REPO, "assignments")):
+        sources += [open(os.path.join(root, f), encoding="utf-8").read() for f in files if f.endswith(".py")]
+    for root, _, files in os.walk(os.path.join(REPO, "release")):
+        for f in files:
+            if f.endswith(".ipynb"):
+                nb = nbformat.read(os.path.join(root, f), as_version=4)
+                sources += [c.source for c in nb.cells if c.cell_type == "code"]
+    sources += ['x = """a\n%matplotlib inline\n"""\nprint(f"{x!r:>10}")\n', "", "   \n", "a = b != c\n",
+                "ls -la\n", "%timeit f()\n", "np.sum?\n", "!pip list\n", "y = x % 3\n", "@dec\ndef f(*a, **k):\n  yield\n",
+                "s = 'unterminated\n", 'b"\\xff" rb"\\d" u"é"\n', "async def f():\n    await g()\n", "1_000.5e-3j\n"]
+    return sources
+
+
+def test_python_lexer_draws_what_ipythons_draws_when_no_ipython_syntax():
+    """feedback._highlight lexes code without IPython's syntax as Python: the HTML must be
+    nbconvert's own, byte for byte, on code written by learners and by us."""
+    stock = feedback.Highlight2HTML(pygments_lexer="ipython3")
+    sources = _code_sources()
+    shortcut = [s for s in sources if not feedback.IPYTHON_SYNTAX.search(s)]
+    assert len(shortcut) > 50 and len(shortcut) < len(sources)
+    for source in sources:
+        assert feedback._highlight.__wrapped__("ipython3", source, None, None) == stock(source), source[:200]
+    # a cell whose magics_language names another language keeps nbconvert's path
+    assert feedback._highlight.__wrapped__("ipython3", "x = 1\n", None, "bash") == stock("x = 1\n", None, {"magics_language": "bash"})

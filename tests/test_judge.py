@@ -80,3 +80,26 @@ def test_missing_function_is_reported(assignment, reference_functions):
     del functions["lstm_forward"]
     v = judge_one(assignment, functions, "lstm_forward")
     assert v.score == 0 and v.outcome == "missing" and "not defined" in v.feedback
+
+
+def test_verdict_outputs_are_nbformats_own_and_valid():
+    """verdict_outputs builds its nodes without nbformat's per-output schema check: they must
+    be what nbformat's new_output builds, and valid."""
+    import nbformat
+    from nbformat.v4 import new_output
+
+    from assignments.grading.judge import Verdict
+    from assignments.grading.preprocessors import verdict_outputs
+    for score, passed, text in ((2.0, True, "all 6 cases right"), (1.0, False, "3 of 6 cases right\nsee x"),
+                                (0.0, False, "wrong shape\nline two"), (0.0, False, "")):
+        got = verdict_outputs(Verdict("rnn_forward", score, 2.0, passed, feedback=text))
+        if score == 0:
+            lines = text.splitlines() or ["Failed."]
+            want = [new_output("error", ename="HiddenTestsFailed", evalue=lines[0],
+                               traceback=["\x1b[0;31m✗ " + lines[0] + "\x1b[0m"] + lines[1:])]
+        else:
+            want = [new_output("stream", name="stdout", text=f"{'✓' if passed else '✗'} {text}\n"),
+                    new_output("execute_result", data={"text/plain": repr(score)}, execution_count=None, metadata={})]
+        assert got == want
+        for output in got:
+            nbformat.validate(output, ref=output.output_type, version=4)

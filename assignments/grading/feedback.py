@@ -13,6 +13,7 @@ the page loads from a CDN: with no network a student sees raw TeX), and the summ
 top names each graded function with its score (templates/judged_feedback/, built on
 nbgrader's own feedback template).
 """
+import copy
 import functools
 import hashlib
 import html
@@ -103,10 +104,28 @@ def _highlighter(lexer):
     return Highlight2HTML(pygments_lexer=lexer)
 
 
+# IPython's lexer is Python's with rules for IPython's own syntax (magics, shell escapes,
+# help) tried first at every token, and each of those rules needs one of these characters.
+# Code with none of them gets the same tokens from Python's lexer, so the same HTML, in
+# half the time: most of a feedback page's cost is highlighting the learner's answers.
+IPYTHON_SYNTAX = re.compile(r"[%!?]")
+
+
+def _python_highlight(source, language):
+    """What nbconvert's Highlight2HTML draws for ``language`` (ipython3), lexed as Python."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers.python import PythonLexer
+    formatter = HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"))
+    return highlight(source or " ", PythonLexer(), formatter)
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _highlight(lexer, source, language, magics_language):
     # of a cell's metadata, the highlighter reads only magics_language (the rest, such as
     # execution times, differs in every submission)
+    if (language or lexer) == "ipython3" and not magics_language and not IPYTHON_SYNTAX.search(source):
+        return _python_highlight(source, "ipython3")
     metadata = {"magics_language": magics_language} if magics_language else None
     return _highlighter(lexer)(source, language, metadata)
 
@@ -159,6 +178,19 @@ class RenderedCells:
         return html
 
 
+def render_markdown(source, attachments, embed_images, path, anchor_link_text, exclude_anchor_links, lexer_options):
+    renderer = MathMLRenderer(escape=False, attachments=attachments, embed_images=embed_images, path=path,
+                              anchor_link_text=anchor_link_text, exclude_anchor_links=exclude_anchor_links,
+                              **lexer_options)
+    return MarkdownWithMath(renderer=renderer).render(source)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _shared_markdown(source, anchor_link_text, exclude_anchor_links, lexer_options):
+    """Markdown with no images of its own, drawn once per process for every page."""
+    return render_markdown(source, {}, False, "", anchor_link_text, exclude_anchor_links, json.loads(lexer_options))
+
+
 class FeedbackExporter(HTMLExporter):
     _environments = {}   # one compiled Jinja environment per template set, for the process
 
@@ -178,23 +210,17 @@ class FeedbackExporter(HTMLExporter):
 
     def _render_markdown(self, context, source):
         """What HTMLExporter.markdown2html does, with MathMLRenderer as the renderer."""
-        renderer = MathMLRenderer(
-            escape=False, attachments=context.get("cell", {}).get("attachments", {}), embed_images=self.embed_images,
-            path=context.get("resources", {}).get("metadata", {}).get("path", ""),
-            anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
-            **self.lexer_options)
-        return MarkdownWithMath(renderer=renderer).render(source)
-
-    @functools.lru_cache(maxsize=CACHE_SIZE)
-    def _markdown(self, source):
-        return self._render_markdown({}, source)
+        return render_markdown(source, context.get("cell", {}).get("attachments", {}), self.embed_images,
+                               context.get("resources", {}).get("metadata", {}).get("path", ""),
+                               self.anchor_link_text, self.exclude_anchor_links, self.lexer_options)
 
     @pass_context
     def markdown2html(self, context, source):
         # attached or embedded images belong to one notebook: nothing to share
         if self.embed_images or context.get("cell", {}).get("attachments"):
             return self._render_markdown(context, source)
-        return self._markdown(source)
+        return _shared_markdown(source, self.anchor_link_text, self.exclude_anchor_links,
+                                json.dumps(self.lexer_options, sort_keys=True))
 
     def from_notebook_node(self, nb, resources=None, **kw):
         info = nb.metadata.get("language_info", {})
@@ -210,3 +236,22 @@ class FeedbackExporter(HTMLExporter):
             notebook_metadata=self._nb_metadata, parent=self, resources=resources))
         html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(html), resources
+
+
+def warm(config, nb, notebook):
+    """Draw a page of ``nb`` (the release: the same teaching text as every submission) and
+    throw it away. The grading process does this before it forks its workers, which then
+    inherit the compiled templates and the drawn Markdown and code instead of each paying
+    for them on its first page (about a second of CPU per worker)."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grading = cell.metadata.get("nbgrader", {})
+        if grading.get("grade") or grading.get("task"):
+            grading.update(score=0.0, points=grading.get("points", 0.0))
+    resources = {"nbgrader": {"notebook": notebook, "score": 0.0, "max_score": 0.0, "late_penalty": 0.0}}
+    try:
+        from nbgrader.converters import GenerateFeedback
+        converter = GenerateFeedback(config=config)   # its exporter, made as its start() makes it
+        converter.exporter_class(parent=converter, config=converter.config).from_notebook_node(nb, resources)
+    except Exception:   # only an optimisation: each worker draws its first page in full
+        pass

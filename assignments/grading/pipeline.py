@@ -18,7 +18,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import inspect_submission, lms, record, report
+from . import feedback, inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import sandbox_problem
@@ -140,6 +140,8 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         if not problem:
             jobs.append({"student": student, "files": read_files(staged)})
 
+    if jobs and not dispatch.scheduler:   # workers forked from here inherit what it draws
+        feedback.warm(config, release_nb, assignment.notebook)
     bar = Progress(len(jobs), enabled=progress)
     judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
     for result in dispatch.run(course, jobs, parent=work):

@@ -275,6 +275,44 @@ def quick_cells():
     interactiveshell._should_be_async = lambda cell: ("await" in cell or "async" in cell) and should_be_async(cell)
 
 
+def one_transform_per_request():
+    """ipykernel transforms a cell's text (IPython's input transformers and prefilters, line
+    by line) to decide how to run it, then IPython transforms it again to run it. Within one
+    request nothing runs in between, so the second time takes the first's result: the same
+    text, under the same request's header object, since the last transform."""
+    from IPython.core.interactiveshell import InteractiveShell
+    stock = InteractiveShell.transform_cell
+    last = []   # [header, text, result] of the last transform, used once
+
+    def transform_cell(self, raw_cell):
+        header = getattr(self, "parent_header", None)
+        if last and header and last[0] is header and last[1] == raw_cell:
+            result = last[2]
+            last.clear()
+            return result
+        last.clear()
+        result = stock(self, raw_cell)
+        last.extend((header, raw_cell, result))
+        return result
+
+    InteractiveShell.transform_cell = transform_cell
+
+
+def signatures_once():
+    """ipykernel reads IPython's run_cell signature (inspect.signature) at every execute
+    request: read it once per function."""
+    from ipykernel import ipkernel
+    stock, seen = ipkernel._accepts_parameters, {}
+
+    def accepts_parameters(meth, param_names):
+        key = (getattr(meth, "__func__", meth), tuple(param_names))
+        if key not in seen:
+            seen[key] = stock(meth, param_names)
+        return dict(seen[key])
+
+    ipkernel._accepts_parameters = accepts_parameters
+
+
 def plain_compiler():
     """IPython's cell compiler for the kernel, not the debugger's (see kernel.py's KERNEL_OPTIONS)."""
     from ipykernel.ipkernel import IPythonKernel
@@ -294,6 +332,8 @@ def run_kernel(req):
     sys.argv = ["ipykernel_launcher", "-f", req["connection_file"], *req["options"]]
     plain_compiler()
     quick_cells()
+    one_transform_per_request()
+    signatures_once()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
     app.initialize()
