@@ -176,3 +176,25 @@ def test_python_lexer_draws_what_ipythons_draws_when_no_ipython_syntax():
         assert feedback._highlight.__wrapped__("ipython3", source, None, None) == stock(source), source[:200]
     # a cell whose magics_language names another language keeps nbconvert's path
     assert feedback._highlight.__wrapped__("ipython3", "x = 1\n", None, "bash") == stock("x = 1\n", None, {"magics_language": "bash"})
+
+
+def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path):
+    """feedback.warm, run by the grading process before it forks its workers, leaves the
+    Markdown and the code of a submission drawn (as graded pages will ask for them), and
+    shrugs at a notebook it cannot read."""
+    from assignments.grading.course import load_config
+    config = load_config(str(tmp_path), None)
+    with open(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), "rb") as f:
+        text = f.read()
+    nb = nbformat.reads(text, as_version=4)
+    feedback._shared_markdown.cache_clear()
+    feedback._highlight.cache_clear()
+    feedback.warm(config, text, "rnn_step_by_step")
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert feedback._shared_markdown.cache_info().currsize == len(set(markdown))
+    code = {c.source for c in nb.cells if c.cell_type == "code"}
+    assert feedback._highlight.cache_info().currsize == len(code)
+    before = feedback._highlight.cache_info().hits
+    feedback._highlight("ipython3", next(iter(code)), None, None)   # as a graded page asks
+    assert feedback._highlight.cache_info().hits == before + 1
+    feedback.warm(config, b"{not a notebook", "rnn_step_by_step")

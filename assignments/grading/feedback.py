@@ -13,7 +13,6 @@ the page loads from a CDN: with no network a student sees raw TeX), and the summ
 top names each graded function with its score (templates/judged_feedback/, built on
 nbgrader's own feedback template).
 """
-import copy
 import functools
 import hashlib
 import html
@@ -22,6 +21,7 @@ import os
 import re
 from xml.etree import ElementTree
 
+import nbformat
 import nbgrader
 from jinja2 import pass_context
 from latex2mathml.converter import convert as latex_to_mathml
@@ -238,18 +238,20 @@ class FeedbackExporter(HTMLExporter):
         return accessible(html), resources
 
 
-def warm(config, nb, notebook):
-    """Draw a page of ``nb`` (the release: the same teaching text as every submission) and
-    throw it away. The grading process does this before it forks its workers, which then
-    inherit the compiled templates and the drawn Markdown and code instead of each paying
-    for them on its first page (about a second of CPU per worker)."""
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        grading = cell.metadata.get("nbgrader", {})
-        if grading.get("grade") or grading.get("task"):
-            grading.update(score=0.0, points=grading.get("points", 0.0))
-    resources = {"nbgrader": {"notebook": notebook, "score": 0.0, "max_score": 0.0, "late_penalty": 0.0}}
+def warm(config, text, notebook):
+    """Draw a page of a notebook (``text``: a submission, not yet run, so the class's teaching text and
+    unchanged code) and throw it away. The grading process does this before it forks its
+    workers, which then inherit the compiled templates and the drawn Markdown and code
+    instead of each paying for them on its first page (about a second of CPU per worker)."""
     try:
+        nb = nbformat.reads(text, as_version=4)
+        # highlighted as the graded pages will be: with the lexer the grading kernel (ipykernel) names
+        nb.metadata.setdefault("language_info", {}).setdefault("pygments_lexer", "ipython3")
+        for cell in nb.cells:
+            grading = cell.metadata.get("nbgrader", {})
+            if grading.get("grade") or grading.get("task"):
+                grading.update(score=0.0, points=grading.get("points", 0.0))
+        resources = {"nbgrader": {"notebook": notebook, "score": 0.0, "max_score": 0.0, "late_penalty": 0.0}}
         from nbgrader.converters import GenerateFeedback
         converter = GenerateFeedback(config=config)   # its exporter, made as its start() makes it
         converter.exporter_class(parent=converter, config=converter.config).from_notebook_node(nb, resources)
