@@ -178,7 +178,7 @@ def test_python_lexer_draws_what_ipythons_draws_when_no_ipython_syntax():
     assert feedback._highlight.__wrapped__("ipython3", "x = 1\n", None, "bash") == stock("x = 1\n", None, {"magics_language": "bash"})
 
 
-def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path):
+def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path, monkeypatch):
     """feedback.warm, run by the grading process before it forks its workers, leaves the
     Markdown and the code of a submission drawn (as graded pages will ask for them), and
     shrugs at a notebook it cannot read."""
@@ -187,6 +187,7 @@ def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path):
     with open(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), "rb") as f:
         text = f.read()
     nb = nbformat.reads(text, as_version=4)
+    monkeypatch.setattr(feedback.FeedbackExporter, "_environments", {})   # no cell drawn by earlier tests
     feedback._shared_markdown.cache_clear()
     feedback._highlight.cache_clear()
     feedback.warm(config, text, "rnn_step_by_step")
