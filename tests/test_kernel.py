@@ -197,3 +197,41 @@ def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignmen
     assert [it2.TransformerManager().transform_cell(c) for c in cells] == stock
     assert [interactiveshell._should_be_async(c) for c in cells] == stock_async
     assert stock_async.count(True) == 2
+
+
+def test_one_transform_per_request_reuses_a_transform_only_within_its_request(monkeypatch):
+    """zygote.one_transform_per_request hands IPython's second transform of a request the
+    first's result: only for the same text, under the same header object, and only once."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from ipykernel import ipkernel
+
+    from assignments.grading import zygote
+    calls = []
+    monkeypatch.setattr(InteractiveShell, "transform_cell", lambda self, raw: calls.append(raw) or raw.upper())
+    monkeypatch.setattr(ipkernel, "_accepts_parameters", ipkernel._accepts_parameters)
+    zygote.one_transform_per_request()
+
+    class Shell:
+        parent_header = {"msg_id": "1"}
+
+    shell, transform = Shell(), InteractiveShell.transform_cell
+    assert [transform(shell, "a"), transform(shell, "a")] == ["A", "A"] and calls == ["a"]   # ipykernel's, then IPython's
+    assert transform(shell, "a") == "A" and calls == ["a", "a"]          # a third time: transformed again
+    shell.parent_header = {"msg_id": "1"}                                 # the next request, an equal header
+    assert transform(shell, "a") == "A" and calls == ["a"] * 3
+    assert transform(shell, "b") == "B" and transform(shell, "a") == "A" and calls == ["a"] * 3 + ["b", "a"]
+    shell.parent_header = {}                                              # no request: never reused
+    transform(shell, "c"), transform(shell, "c")
+    assert calls[-2:] == ["c", "c"]
+
+    stock = ipkernel._accepts_parameters
+    zygote.signatures_once()
+
+    class Runner:
+        def run(self, code, *, cell_id=None):
+            pass
+
+    for _ in range(2):
+        found = ipkernel._accepts_parameters(Runner().run, ["cell_id", "cell_meta"])
+        assert found == stock(Runner().run, ["cell_id", "cell_meta"]) == {"cell_id": True, "cell_meta": False}
+        found["cell_meta"] = True   # the caller's copy only

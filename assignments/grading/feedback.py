@@ -179,6 +179,7 @@ class RenderedCells:
 
 
 def render_markdown(source, attachments, embed_images, path, anchor_link_text, exclude_anchor_links, lexer_options):
+    """What HTMLExporter.markdown2html draws, with MathMLRenderer as the renderer."""
     renderer = MathMLRenderer(escape=False, attachments=attachments, embed_images=embed_images, path=path,
                               anchor_link_text=anchor_link_text, exclude_anchor_links=exclude_anchor_links,
                               **lexer_options)
@@ -209,7 +210,6 @@ class FeedbackExporter(HTMLExporter):
         return self._environments[key]
 
     def _render_markdown(self, context, source):
-        """What HTMLExporter.markdown2html does, with MathMLRenderer as the renderer."""
         return render_markdown(source, context.get("cell", {}).get("attachments", {}), self.embed_images,
                                context.get("resources", {}).get("metadata", {}).get("path", ""),
                                self.anchor_link_text, self.exclude_anchor_links, self.lexer_options)
@@ -239,7 +239,7 @@ class FeedbackExporter(HTMLExporter):
 
 
 def warm(config, text, notebook):
-    """Draw a page of a notebook (``text``: a submission, not yet run, so the class's teaching text and
+    """Draw the page of ``text`` (a submission, not yet run: the class's teaching text and
     unchanged code) and throw it away. The grading process does this before it forks its
     workers, which then inherit the compiled templates and the drawn Markdown and code
     instead of each paying for them on its first page (about a second of CPU per worker)."""
