@@ -202,8 +202,8 @@ def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignmen
 def test_one_transform_per_request_reuses_a_transform_only_within_its_request(monkeypatch):
     """zygote.one_transform_per_request hands IPython's second transform of a request the
     first's result: only for the same text, under the same header object, and only once."""
-    from IPython.core.interactiveshell import InteractiveShell
     from ipykernel import ipkernel
+    from IPython.core.interactiveshell import InteractiveShell
 
     from assignments.grading import zygote
     calls = []
