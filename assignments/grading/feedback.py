@@ -239,10 +239,11 @@ class FeedbackExporter(HTMLExporter):
 
 
 def warm(config, text, notebook):
-    """Draw the page of ``text`` (a submission, not yet run: the class's teaching text and
-    unchanged code) and throw it away. The grading process does this before it forks its
-    workers, which then inherit the compiled templates and the drawn Markdown and code
-    instead of each paying for them on its first page (about a second of CPU per worker)."""
+    """Draw the page of ``text`` (a submission's bytes, not yet run: the class's teaching
+    text and unchanged code) and throw it away. The grading process does this before it
+    forks its workers, which then inherit the compiled templates and the drawn Markdown and
+    code instead of each paying for them on its first page (about a second of CPU per
+    worker). Anything it cannot read or draw, None included, it leaves alone."""
     try:
         nb = nbformat.reads(text, as_version=4)
         # highlighted as the graded pages will be: with the lexer the grading kernel (ipykernel) names

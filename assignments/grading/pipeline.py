@@ -141,7 +141,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             jobs.append({"student": student, "files": read_files(staged)})
 
     if jobs and not dispatch.scheduler:   # workers forked from here inherit what it draws
-        feedback.warm(config, jobs[0]["files"][assignment.notebook + ".ipynb"], assignment.notebook)
+        feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
     bar = Progress(len(jobs), enabled=progress)
     judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
     for result in dispatch.run(course, jobs, parent=work):
