@@ -9,13 +9,16 @@ from . import harness
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
 # private namespace whose builtins and modules are copies taken now, so that whatever the
 # learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own,
-# and registers harness.heal to undo rebound module attributes after every cell.
+# and registers harness.heal to undo rebound module attributes after every cell. Replies go
+# out through the kernel's session and IOPub socket, taken now: the message IPython's display
+# publisher sends, without its display hooks and patches (the learner's to make) and without
+# its flush of stdout and stderr before each reply (two waits on the IOPub thread; a judged
+# call's own output goes nowhere).
 SETUP = '''\
 def __grader_setup(token, source, key):
     import builtins, json, sys, types
     import numpy
     from IPython import get_ipython
-    from IPython.display import publish_display_data
     kept = getattr(sys.modules.pop("_grader_kept", None), "items", {})
     ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
     exec(kept[key] if key else compile(source, "<grader>", "exec"), ns)
@@ -23,7 +26,12 @@ def __grader_setup(token, source, key):
     for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
-    ns["_shell"], ns["_publish"] = get_ipython(), publish_display_data
+    pub = get_ipython().display_pub
+
+    def publish(data, send=pub.session.send, socket=pub.pub_socket, topic=pub.topic):
+        send(socket, "display_data", {"data": data, "metadata": {}, "transient": {}},
+             parent=pub.parent_header, ident=topic)
+    ns["_shell"], ns["_publish"] = get_ipython(), publish
     ns["_pristine"] = [(m, tuple(vars(m)), tuple(vars(m).values())) for m in (builtins, numpy, json)]
     get_ipython().events.register("post_run_cell", ns["heal"])
     cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"]), "recorded": staticmethod(ns["recorded"])})

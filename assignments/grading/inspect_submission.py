@@ -11,7 +11,7 @@ ATTEMPTS = (
     ("reach_files", r"(/work/|/root|/home/|\.\./|\bassignments\b|gradebook|\bsubmitted/|\bautograded/)"),
     ("network", r"\b(socket|urllib|http\.client|requests|httpx|ftplib|smtplib)\b"),
     ("processes", r"\b(subprocess|os\.system|os\.popen|os\.fork|os\.kill|os\._exit|signal\.signal|ctypes)\b"),
-    ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|np\.testing\.\w+\s*=|"
+    ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|display_pub|np\.testing\.\w+\s*=|"
                          r"builtins\.\w+\s*=|\w+_checks\.\w+\s*=|sys\.excepthook)"),
 )
 
