@@ -20,7 +20,7 @@ except ImportError:
 
 MIME = "application/vnd.course-grader+json"
 _ABSENT = object()
-_shell = _publish = None   # the kernel's shell and display publisher, set by channel.SETUP
+_shell = _publish = None   # the kernel's shell, and how a reply is sent: set by channel.SETUP
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
 _kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
 _recorded = {}             # the calls recorded by the last judged call, by case, until asked for
@@ -123,8 +123,8 @@ def main(payload, nonce=None, extra="{}"):
     """Entry point in the kernel: answer each case with a display_data message the grader
     reads, as soon as it is computed (so a case that hangs costs only the cases after it).
     ``payload`` is the request's JSON text, or with a ``nonce`` the key of a kept one, then
-    completed by ``extra`` (the reference callees). Uses the shell and publisher captured
-    when the kernel started (see channel.SETUP)."""
+    completed by ``extra`` (the reference callees). Uses the shell and the kernel's session
+    and IOPub socket, captured when the kernel started (see channel.SETUP)."""
     heal()
     request = json.loads(_kept[payload] if nonce else payload)
     request.update(json.loads(extra))
