@@ -1,58 +1,132 @@
 """The grader's channel to the kernel and the output budget, in process (grading/channel.py),
 and the harness as an ordinary module over the students' checks (grading/harness.py)."""
 import json
+import os
+import socket
+import threading
 
 import numpy as np
+import pytest
 
 from assignments.grading import harness
-from assignments.grading.channel import ENTRY, Channel, OutputBudget
+from assignments.grading.channel import ENTRY, Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
-
-def reply(nonce, case, **extra):
-    return {"data": {harness.MIME: {"nonce": nonce, "case": case, **extra}}}
+CLOSE = object()
 
 
-def test_only_replies_to_the_call_under_way_are_accepted():
-    ch = Channel("", max_reply_bytes=1000)
+class FakeHarness:
+    """The kernel's end of a channel, played by a test: connects and says the token as the
+    set-up code does, then answers each job it reads with ``lines(job)``."""
+
+    def __init__(self, ch, lines, hello=None):
+        self.link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.link.connect(ch.path)
+        self.link.sendall(json.dumps({"hello": hello or ch.token}).encode() + b"\n")
+        self.reader = self.link.makefile("rb")
+        self.lines = lines
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        for line in self.reader:
+            for out in self.lines(json.loads(line)):
+                if out is CLOSE:
+                    self.link.shutdown(socket.SHUT_RDWR)
+                    return
+                self.link.sendall(out if isinstance(out, bytes) else json.dumps(out).encode() + b"\n")
+
+
+def channel(tmp_path, lines, max_reply_bytes=1000):
+    ch = Channel("", max_reply_bytes=max_reply_bytes)
+    ch.listen(str(tmp_path))
     ch.setup_code()
-    code = ch.call_code({"name": "f", "cases": []})
-    assert ENTRY.split("{")[0] in code and ch.nonce in code and ch.token in code
+    fake = FakeHarness(ch, lines)
+    ch.connect(timeout=5)
+    fake.thread.start()
+    return ch
+
+
+def test_only_replies_to_the_job_under_way_are_read(tmp_path):
+    def lines(job):
+        n = job["nonce"]
+        return [{"nonce": n, "case": 0}, {"nonce": "forged", "case": 1}, b"not json\n",
+                {"nonce": n, "case": 2}, {"nonce": n, "case": 1, "pad": "x" * 2000},   # too big: dropped
+                {"nonce": n, "case": 1}, {"nonce": "forged", "end": True}, {"nonce": n, "end": True}]
+    ch = channel(tmp_path, lines)
+    assert not os.path.exists(ch.path)   # nothing else can connect once the harness did
+    first = ch.ask({"op": "call", "key": "k"}, timeout=5)
+    assert [r["case"] for r in first] == [0, 1]
     nonce = ch.nonce
-    assert json.loads(code[code.index("call(") + 5:-1].strip("'")) == {"name": "f", "cases": [], "nonce": nonce}
-    mine = {harness.MIME: {"nonce": nonce, "case": 0}}
-    assert ch.accepts(mine)
-    assert not ch.accepts({harness.MIME: {"nonce": "forged", "case": 0}})
-    assert not ch.accepts({harness.MIME: {"nonce": nonce, "case": 0, "pad": "x" * 2000}})   # too big
-    for data in (reply(nonce, 0), reply("forged", 1), reply(nonce, 2), reply(nonce, 1), {"text/plain": "1"}):
-        ch.keep(data.get("data", data))
-    ch.done()
-    assert not ch.keep(mine)   # no call under way: nothing is kept
-    assert [r["case"] for r in ch.replies(nonce)] == [0, 1]
-    assert ch.replies("forged") == []
-    ch.call_code('{"name": "f"}')   # a request's JSON text, as a judge caches it
-    assert ch.received == [] and ch.replies(nonce) == []   # a new call forgets the last one's replies
+    again = ch.ask({"op": "call", "key": "k"}, timeout=5)
+    assert ch.nonce != nonce and [r["case"] for r in again] == [0, 1]   # a fresh nonce per job
+    ch.close()
 
 
-def test_kept_texts_are_named_not_sent():
-    """A warm kernel was forked with the harness and the requests (kernel.py's keep): the
-    set-up and the calls then carry their keys, not their texts."""
-    ch = Channel("HARNESS_SOURCE", max_reply_bytes=1000)
-    assert "HARNESS_SOURCE" in ch.setup_code() and "HARNESS_SOURCE" not in ch.setup_code(kept="k1")
-    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', kept="k2", extra='{"callees": {"g": "REF"}}')
-    assert "HIDDEN" not in code and code.endswith(f".call('k2', {ch.nonce!r}, '{{\"callees\": {{\"g\": \"REF\"}}}}')")
-    code = ch.call_code('{"name": "f", "cases": ["HIDDEN"]}', extra='{"callees": {"g": "REF"}}')   # a cold kernel
-    assert json.loads(code[code.index("call(") + 5:-1].strip("'")) == {
-        "name": "f", "cases": ["HIDDEN"], "callees": {"g": "REF"}, "nonce": ch.nonce}
+def test_a_job_that_hangs_or_loses_its_harness_says_so(tmp_path):
+    ch = channel(tmp_path, lambda job: [{"nonce": job["nonce"], "case": 0}])   # never ends its job
+    with pytest.raises(ChannelTimeout) as info:
+        ch.ask({"op": "call"}, timeout=0.5)
+    assert [r["case"] for r in info.value.replies] == [0]
+    ch = channel(tmp_path, lambda job: [{"nonce": job["nonce"], "case": 0}, CLOSE])   # the kernel dies
+    with pytest.raises(ChannelClosed) as info:
+        ch.ask({"op": "call"}, timeout=5)
+    assert [r["case"] for r in info.value.replies] == [0]
 
 
-def test_harness_main_reads_a_kept_request(monkeypatch):
-    sent = []
+def test_a_harness_that_does_not_say_the_token_is_refused(tmp_path):
+    ch = Channel("", max_reply_bytes=1000)
+    ch.listen(str(tmp_path))
+    ch.setup_code()
+    FakeHarness(ch, lambda job: [], hello="guessed")
+    with pytest.raises(RuntimeError, match="token"):
+        ch.connect(timeout=5)
+
+
+def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
+    """harness.serve over a real socket, as in the kernel: a kept request, then the calls
+    a loop recorded, then the grader closes the channel and serve returns."""
+    import inspect
+
+    from assignments.grading import judge
+    ns = {"np": np}
+    exec(inspect.getsource(A.reference), ns)
+    j = judge.Judge(A)
+    text, extra = j.request_text("rnn_forward", ["rnn_cell_forward"])
+    ch = Channel("", max_reply_bytes=10**7)
+    ch.listen(str(tmp_path))
+    setup = ch.setup_code()
+    link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    link.connect(ch.path)
+    link.sendall(json.dumps({"hello": ch.token}).encode() + b"\n")
+    ch.connect(timeout=5)
+    monkeypatch.setattr(harness, "_kept", {"k": text})
+    monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": ns})())
+    monkeypatch.setattr(harness, "_send", link.sendall)
+    monkeypatch.setattr(harness, "_recv", link.recv)
+    assert ch.path in setup and ch.token in setup
+    code = ch.serve_code()
+    assert code == ENTRY.format(cls="Grader_" + ch.token, entry="serve", args=repr(ch.nonce))
+    thread = threading.Thread(target=harness.serve, args=(ch.nonce,))
+    thread.start()
+    ch.started(5)
+    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=10)
+    cases = j.cases("rnn_forward")
+    assert [r["status"] for r in replies] == ["ok"] * len(cases)
+    assert all(r["observed"]["calls_recorded"] for r in replies)
+    calls = ch.ask({"op": "recorded"}, timeout=10)
+    assert [r["case"] for r in calls] == list(range(len(cases)))
+    ch.close()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_harness_answers_a_kept_request(monkeypatch):
     monkeypatch.setattr(harness, "_kept", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
     monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": {"square": lambda x: x * x}})())
-    monkeypatch.setattr(harness, "_publish", lambda data: sent.append(data[harness.MIME]))
-    harness.main("k", "n1", json.dumps({"callees": {"cube": "def cube(x):\n    return x ** 3\n"}}))
-    assert [(r["status"], r["nonce"], r["case"]) for r in sent] == [("ok", "n1", 0)]
+    got = list(harness.answers({"key": "k", "extra": json.dumps({"callees": {"cube": "def cube(x):\n    return x ** 3\n"}})}))
+    assert [(r["status"], r["case"]) for r in got] == [("ok", 0)]
+    missing = list(harness.answers({"request": json.dumps({"name": "cube", "cases": []})}))   # a cold kernel's job
+    assert [(r["status"], r["case"]) for r in missing] == [("missing", 0)]
 
 
 def test_request_text_is_the_request_encoded_once():
@@ -84,6 +158,7 @@ def test_each_kernel_gets_its_own_token():
     ch = Channel("x = 1", max_reply_bytes=10)
     first, second = ch.setup_code(), ch.setup_code()
     assert first != second and repr("x = 1") in first
+    assert repr("x = 1") not in ch.setup_code(kept="k1") and "'k1'" in ch.setup_code(kept="k1")
 
 
 def test_output_budget_keeps_cuts_once_then_drops():
@@ -139,18 +214,14 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
     kept = list(harness.call(ns, deferred))
     assert all("calls" in r["observed"] for r in whole) and not any("calls" in r["observed"] for r in kept)
     assert [r["observed"]["calls_recorded"] for r in kept] == [len(r["observed"]["calls"]) for r in whole] != []
-    sent = []
-    monkeypatch.setattr(harness, "_publish", lambda data: sent.append(data[harness.MIME]))
-    harness.recorded("n2")
-    assert [(r["nonce"], r["case"]) for r in sent] == [("n2", i) for i in range(len(whole))]
+    sent = list(harness.answers({"op": "recorded"}))
+    assert [r["case"] for r in sent] == list(range(len(whole)))
     assert [json.loads(json.dumps(r["calls"])) for r in sent] == [r["observed"]["calls"] for r in whole]
     status, _, observed = judge.read_reply(A, json.loads(json.dumps(kept[0])))
     assert status == "ok" and observed == {"reads_globals": [], "calls_recorded": True}
     list(harness.call(ns, json.loads(json.dumps(judge.request(A, "rnn_cell_forward", judge.Judge(A).cases(
         "rnn_cell_forward")[0][1:2], [])))))
-    sent.clear()
-    harness.recorded("n3")
-    assert sent == []
+    assert list(harness.answers({"op": "recorded"})) == []
 
 
 def test_the_judge_fetches_recorded_calls_only_for_a_wrong_loop():

@@ -27,6 +27,8 @@ EXPECT = {
     "swallow_tracebacks": ({"rnn_backward"}, ["attempt:grader_machinery"], "graded"),
     "rebind_builtins": (set(), ["attempt:grader_machinery"], "graded"),
     "hide_displays": (set(), ["attempt:grader_machinery"], "graded"),
+    "patch_sockets": (set(), ["attempt:grader_machinery"], "graded"),
+    "close_channel": (set(), ["attempt:network"], "graded"),
     "read_reference": ({"lstm_cell_backward"}, ["attempt:reach_files"], "graded"),
     "read_other_submissions": ({"rnn_cell_backward"}, ["attempt:reach_files"], "graded"),
     "loopback_server": ({"rnn_forward"}, ["attempt:network"], "graded"),

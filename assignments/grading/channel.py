@@ -1,22 +1,30 @@
 """The grader's channel to the harness inside a learner's kernel: the code that installs the
-harness before any learner code runs, the code of one judged call, and the reading of its
-replies (only the reply to this request, by nonce and case number, is ever read)."""
-import json
-import secrets
+harness before any learner code runs, and the socket over which the harness answers the
+judge's jobs once the learner's cells have run (only the replies to the job under way, by
+nonce and case number, are ever read).
 
-from . import harness
+The judged calls do not go through the Jupyter protocol: one request starts the harness's
+``serve`` and the jobs and their replies are lines of JSON on a Unix socket of the kernel's
+own socket folder, which the harness connected to while it was set up. Eight judged calls
+as eight requests cost the kernel and nbclient about ten times what they cost this way
+(ipykernel's and nbclient's work per request and per message, on both sides).
+"""
+import json
+import os
+import secrets
+import select
+import socket
+import time
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
 # private namespace whose builtins and modules are copies taken now, so that whatever the
 # learner rebinds later (builtins, numpy, json, the check module...) the harness keeps its own,
-# and registers harness.heal to undo rebound module attributes after every cell. Replies go
-# out through the kernel's session and IOPub socket, taken now: the message IPython's display
-# publisher sends, without its display hooks and patches (the learner's to make) and without
-# its flush of stdout and stderr before each reply (two waits on the IOPub thread; a judged
-# call's own output goes nowhere).
+# and registers harness.heal to undo rebound module attributes after every cell. It connects
+# to the grader's socket (harness.connect) with the C socket type, taken now: a patched
+# socket class changes nothing for it.
 SETUP = '''\
-def __grader_setup(token, source, key):
-    import builtins, json, sys, types
+def __grader_setup(token, source, key, path):
+    import _socket, builtins, json, sys, types
     import numpy
     from IPython import get_ipython
     kept = getattr(sys.modules.pop("_grader_kept", None), "items", {})
@@ -26,95 +34,166 @@ def __grader_setup(token, source, key):
     for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
-    pub = get_ipython().display_pub
-
-    def publish(data, send=pub.session.send, socket=pub.pub_socket, topic=pub.topic):
-        send(socket, "display_data", {"data": data, "metadata": {}, "transient": {}},
-             parent=pub.parent_header, ident=topic)
-    ns["_shell"], ns["_publish"] = get_ipython(), publish
+    ns["_shell"], ns["_Socket"] = get_ipython(), _socket.socket
+    ns["connect"](path, token)
     ns["_pristine"] = [(m, tuple(vars(m)), tuple(vars(m).values())) for m in (builtins, numpy, json)]
     get_ipython().events.register("post_run_cell", ns["heal"])
-    cls = type("Grader_" + token, (), {"call": staticmethod(ns["main"]), "recorded": staticmethod(ns["recorded"])})
+    cls = type("Grader_" + token, (), {"serve": staticmethod(ns["serve"]), "connect": staticmethod(ns["connect"])})
     sys.modules["__grader_" + token] = cls   # keeps it alive; found again through object's subclasses
-__grader_setup(TOKEN, SOURCE, KEY)
+__grader_setup(TOKEN, SOURCE, KEY, PATH)
 del __grader_setup
 '''
-# Reaches the harness without looking up a single name the learner could have rebound. Its
-# arguments: the request's JSON text, or the key of a text the kernel was forked with, the
-# call's nonce and the rest of the request (the reference callees, sent with each call).
-# The same way to ``recorded``, with a nonce.
+# Reaches the harness without looking up a single name the learner could have rebound:
+# ``serve`` with the nonce of its first line, or ``connect`` again with the socket's path and
+# the kernel's token.
 ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].{entry}({args})"
+SOCKET = "judge"   # the listening socket's name in the kernel's socket folder
+
+
+class ChannelClosed(Exception):
+    """The harness's end of the socket is gone: the kernel died, or its code closed it."""
+
+
+class ChannelTimeout(Exception):
+    """The harness did not answer in time."""
 
 
 class Channel:
-    """One kernel's harness: a fresh token per kernel, a fresh nonce per call. The replies
-    to the call under way are kept here as they arrive, never as notebook outputs: they are
-    large (every recorded call of a loop), and nbformat would convert and validate each."""
+    """One kernel's harness at a time: a fresh token and socket per kernel, a fresh nonce per
+    job. Replies are read here, never as notebook outputs: they are large (every recorded
+    call of a loop), and nbformat would convert and validate each. Whatever arrives is
+    checked: it comes from the learner's process."""
 
     def __init__(self, kernel_source, max_reply_bytes):
         self.kernel_source, self.max_reply_bytes = kernel_source, max_reply_bytes
-        self.token, self.nonce, self.received = None, None, []
+        self.token = self.nonce = self.path = None
+        self._listener = self._link = None
+        self._pending, self._skipping = b"", False
+        self.serving = False
+
+    # --- a new kernel ---------------------------------------------------------------------
+
+    def listen(self, folder):
+        """Forget the last kernel's socket and listen in this kernel's socket folder (which
+        the kernel sees at the same path)."""
+        self.close()
+        self.path = os.path.join(folder, SOCKET)
+        if os.path.lexists(self.path):
+            os.remove(self.path)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.path)
+        os.chmod(self.path, 0o666)   # a sandboxed kernel may run as a user of its own
+        self._listener.listen(1)
 
     def setup_code(self, kept=None):
         """The code to run first in a new kernel; ``kept``: the key under which the kernel
         was forked with the harness's code (kernel.py's ``keep``), to run that instead."""
         self.token = secrets.token_hex(8)
         source = "" if kept else self.kernel_source
-        return SETUP.replace("TOKEN, SOURCE, KEY", f"{self.token!r}, {source!r}, {kept!r}")
+        return SETUP.replace("TOKEN, SOURCE, KEY, PATH", f"{self.token!r}, {source!r}, {kept!r}, {self.path!r}")
 
-    def call_code(self, request, kept=None, extra="{}"):
-        """The code of one judged call; while it runs, only its replies are accepted.
-        ``request`` is a dict or its JSON text, ``extra`` the JSON text of more of its
-        fields, always sent; ``kept``: the key under which the kernel was forked with the
-        request's text, to name it instead of sending it."""
-        self.nonce, self.received = secrets.token_hex(8), []
-        cls = "Grader_" + self.token
-        if kept:
-            return ENTRY.format(cls=cls, entry="call", args=f"{kept!r}, {self.nonce!r}, {extra!r}")
-        text = request if isinstance(request, str) else json.dumps(request)
-        payload = _merged(text, extra, json.dumps({"nonce": self.nonce}))
-        return ENTRY.format(cls=cls, entry="call", args=repr(payload))
+    def connect(self, timeout=10.0):
+        """Once the set-up code ran: take the harness's connection (it says the kernel's token
+        first), and stop listening, so that nothing else ever connects."""
+        try:
+            self._listener.settimeout(timeout)
+            link, _ = self._listener.accept()
+        except OSError as exc:
+            raise RuntimeError(f"the harness did not connect to the grader ({exc})") from None
+        finally:
+            self._listener.close()
+            self._listener = None
+            os.remove(self.path)
+        self._link = link
+        try:
+            hello = self._line(time.monotonic() + timeout)
+        except (ChannelClosed, ChannelTimeout):
+            hello = None
+        if hello != {"hello": self.token}:
+            self.close()
+            raise RuntimeError("the harness did not say the kernel's token")
 
-    def recorded_code(self):
-        """The code that has the harness send the calls the last judged call recorded (a
-        request with ``record["defer"]``); while it runs, only its replies are accepted."""
-        self.nonce, self.received = secrets.token_hex(8), []
-        return ENTRY.format(cls="Grader_" + self.token, entry="recorded", args=repr(self.nonce))
+    # --- judging ----------------------------------------------------------------------------
 
-    def done(self):
-        self.nonce = None
+    def serve_code(self):
+        """The code of the one request that runs the harness's ``serve``: ``started`` then
+        waits for its first line."""
+        self.nonce = secrets.token_hex(8)
+        return ENTRY.format(cls="Grader_" + self.token, entry="serve", args=repr(self.nonce))
 
-    def accepts(self, data):
-        """Whether a display message's data is a reply to the call under way."""
-        reply = data.get(harness.MIME) if isinstance(data, dict) else None
-        return (self.nonce is not None and isinstance(reply, dict) and reply.get("nonce") == self.nonce
-                and len(json.dumps(reply)) <= self.max_reply_bytes)
+    def reconnect_code(self):
+        """The code that connects the harness again, after ``listen``: the learner's code
+        closed its socket, and the kernel lives on."""
+        return ENTRY.format(cls="Grader_" + self.token, entry="connect", args=f"{self.path!r}, {self.token!r}")
 
-    def keep(self, data):
-        """Keep a display message's data if it is a reply to the call under way; True if kept."""
-        if not self.accepts(data):
-            return False
-        self.received.append(data[harness.MIME])
-        return True
+    def started(self, timeout):
+        """Wait until the harness serves (ChannelClosed, ChannelTimeout otherwise)."""
+        deadline = time.monotonic() + timeout
+        while self._line(deadline) != {"serving": self.nonce}:
+            pass
+        self.serving = True
 
-    def replies(self, nonce):
-        """The replies kept for the call with this nonce, in case order, stopping at the first gap."""
-        found = []
-        for data in self.received:
-            if data.get("nonce") == nonce and data.get("case") == len(found):
-                found.append(data)
-        return found
+    def ask(self, job, timeout):
+        """Send one job (a dict: the harness's ``answers`` reads it) and return its replies
+        in case order, stopping at the first gap. Raises ChannelTimeout when the job is not
+        over in ``timeout`` seconds, ChannelClosed when the harness's end is gone: the
+        replies that had arrived are the exception's ``replies``."""
+        self.nonce = secrets.token_hex(8)
+        found, deadline = [], time.monotonic() + timeout
+        try:
+            self._link.sendall(json.dumps(dict(job, nonce=self.nonce)).encode() + b"\n")
+            while True:
+                reply = self._line(deadline)
+                if not isinstance(reply, dict) or reply.get("nonce") != self.nonce:
+                    continue
+                if reply.get("end") is True:
+                    return found
+                if reply.get("case") == len(found):
+                    found.append(reply)
+        except OSError:
+            exc = ChannelClosed("the grader could not write to the harness")
+            exc.replies = found
+            raise exc from None
+        except (ChannelClosed, ChannelTimeout) as exc:
+            exc.replies = found
+            raise
 
+    def close(self):
+        """Close the socket: a serving harness then returns, and its request ends."""
+        for sock in (self._listener, self._link):
+            if sock is not None:
+                sock.close()
+        if self._listener is not None and os.path.lexists(self.path):
+            os.remove(self.path)
+        self._listener = self._link = None
+        self._pending, self._skipping, self.serving = b"", False, False
 
-def _merged(*texts):
-    """The JSON objects' texts merged into one, without decoding them (they are large)."""
-    inner = []
-    for text in texts:
-        if not text.startswith("{") or not text.endswith("}"):
-            raise ValueError("a request is a JSON object")
-        if text[1:-1].strip():
-            inner.append(text[1:-1])
-    return "{" + ", ".join(inner) + "}"
+    def _line(self, deadline):
+        """The next line from the harness, decoded (None when it is not JSON or longer than
+        max_reply_bytes, which are dropped as they arrive)."""
+        while True:
+            line, found, rest = self._pending.partition(b"\n")
+            if found:
+                self._pending = rest
+                if self._skipping:
+                    self._skipping = False
+                    return None
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    return None
+            if len(self._pending) > self.max_reply_bytes:
+                self._pending, self._skipping = b"", True
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._link], [], [], left)[0]:
+                raise ChannelTimeout()
+            try:
+                chunk = self._link.recv(1 << 20)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise ChannelClosed()
+            self._pending += chunk
 
 
 class OutputBudget:

@@ -3,8 +3,9 @@
 The grader sends this file's text into the kernel and executes it in a fresh private
 namespace after the students' check module's (for ``encode``/``decode`` and the recorder),
 so nothing a learner rebinds in their notebook's namespace replaces it. It only computes: it
-never sees the expected outputs, and it decides nothing. In the grading process (tests,
-``local.py``) it is an ordinary module over ``student_checks``.
+never sees the expected outputs, and it decides nothing. It answers the grader's jobs on a
+socket (``serve``, see channel.py). In the grading process (tests, ``local.py``) it is an
+ordinary module over ``student_checks``.
 """
 import contextlib
 import io
@@ -18,9 +19,11 @@ try:   # in the kernel there is no package: the check module's names are already
 except ImportError:
     pass
 
-MIME = "application/vnd.course-grader+json"
+MIME = "application/vnd.course-grader+json"   # a display message posing as a reply: dropped
 _ABSENT = object()
-_shell = _publish = None   # the kernel's shell, and how a reply is sent: set by channel.SETUP
+_shell = None              # the kernel's shell: set by channel.SETUP
+_Socket = None             # the socket type (C, which code cannot patch), taken at set-up (channel.SETUP)
+_link = _send = _recv = None   # the grader's socket, its sendall and its recv (``connect``)
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
 _kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
 _recorded = {}             # the calls recorded by the last judged call, by case, until asked for
@@ -62,7 +65,7 @@ def call(namespace, request):
     stand-ins for the functions it calls. Yields one JSON-safe result per case, and stops
     early when the function is missing or not written (every case would say the same).
     The calls a loop makes to its cell go with each case's result, or with ``record["defer"]``
-    stay here until ``recorded`` sends them: only a wrong loop's calls are ever looked at,
+    stay here until a "recorded" job asks for them (``answers``): only a wrong loop's calls are ever looked at,
     and they are most of what a call would send."""
     _recorded.clear()
     name = request["name"]
@@ -119,26 +122,60 @@ def call(namespace, request):
                 namespace[callee] = old
 
 
-def main(payload, nonce=None, extra="{}"):
-    """Entry point in the kernel: answer each case with a display_data message the grader
-    reads, as soon as it is computed (so a case that hangs costs only the cases after it).
-    ``payload`` is the request's JSON text, or with a ``nonce`` the key of a kept one, then
-    completed by ``extra`` (the reference callees). Uses the shell and the kernel's session
-    and IOPub socket, captured when the kernel started (see channel.SETUP)."""
-    heal()
-    request = json.loads(_kept[payload] if nonce else payload)
-    request.update(json.loads(extra))
-    if nonce:
-        request["nonce"] = nonce
+def connect(path, token):
+    """Connect to the grader's socket and say the kernel's token: at set-up, and again if
+    the learner's code closed the socket. Its methods are bound now, on a type no code can
+    patch."""
+    global _link, _send, _recv
+    _link = _Socket(1, 1)   # AF_UNIX, SOCK_STREAM
+    _link.connect(path)
+    _send, _recv = _link.sendall, _link.recv
+    _send(json.dumps({"hello": token}).encode() + b"\n")
+
+
+def answers(job):
+    """The replies to one job of the grader, in case order: a judged call's results (the
+    request is the text kept under ``job["key"]``, or ``job["request"]``, completed by
+    ``job["extra"]``, the reference callees), or with ``op`` "recorded" the calls the last
+    judged call recorded."""
+    if job.get("op") == "recorded":
+        for index in sorted(_recorded):
+            yield {"case": index, "calls": encode_calls(_recorded[index])}
+        return
+    request = json.loads(_kept[job["key"]] if job.get("key") else job["request"])
+    request.update(json.loads(job.get("extra", "{}")))
     for index, result in enumerate(call(_shell.user_ns, request)):
-        result["nonce"], result["case"] = request["nonce"], index
+        result["case"] = index
         heal()
-        _publish({MIME: result})
+        yield result
 
 
-def recorded(nonce):
-    """Entry point in the kernel: send the calls the last judged call recorded, one
-    display_data message per case, as ``main`` sends results."""
+def _lines():
+    """The grader's jobs, one JSON object per line, until it closes the socket."""
+    pending = b""
+    while True:
+        line, found, rest = pending.partition(b"\n")
+        if found:
+            pending = rest
+            yield json.loads(line)
+            continue
+        chunk = _recv(1 << 16)
+        if not chunk:
+            return
+        pending += chunk
+
+
+def serve(nonce):
+    """Entry point in the kernel, run as one request once the learner's cells have run:
+    answer the grader's jobs over its socket until it closes it. Each reply is a line of
+    JSON sent as soon as it is computed (so a case that hangs costs only the cases after
+    it), and each job ends with ``{"nonce": ..., "end": true}``. The socket's methods were
+    taken at set-up, before any learner code (channel.SETUP)."""
     heal()
-    for index in sorted(_recorded):
-        _publish({MIME: {"nonce": nonce, "case": index, "calls": encode_calls(_recorded[index])}})
+    _send(json.dumps({"serving": nonce}).encode() + b"\n")
+    for job in _lines():
+        heal()
+        for reply in answers(job):
+            reply["nonce"] = job["nonce"]
+            _send(json.dumps(reply).encode() + b"\n")
+        _send(json.dumps({"nonce": job["nonce"], "end": True}).encode() + b"\n")

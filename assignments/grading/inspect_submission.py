@@ -12,7 +12,7 @@ ATTEMPTS = (
     ("network", r"\b(socket|urllib|http\.client|requests|httpx|ftplib|smtplib)\b"),
     ("processes", r"\b(subprocess|os\.system|os\.popen|os\.fork|os\.kill|os\._exit|signal\.signal|ctypes)\b"),
     ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|display_pub|np\.testing\.\w+\s*=|"
-                         r"builtins\.\w+\s*=|\w+_checks\.\w+\s*=|sys\.excepthook)"),
+                         r"builtins\.\w+\s*=|\w+_checks\.\w+\s*=|sys\.excepthook|socket\.socket\.\w+\s*=)"),
 )
 
 

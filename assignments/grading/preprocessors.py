@@ -14,7 +14,7 @@ from traitlets import Bool, Float, Integer, Unicode, default
 
 from . import harness
 from .assignment import load as load_assignment
-from .channel import Channel, OutputBudget
+from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from .judge import Judge, Recorded, read_reply
 from .kernel import SPARE, GradingKernelManager
 
@@ -101,9 +101,12 @@ class JudgedExecute(Execute):
                     self._no_judge(cell)   # hidden tests never run in the learner's kernel
                 elif cell.cell_type == "code":
                     self._run_learner_cell(cell, index)
-            for ex in self._a.exercises:          # callees before callers
-                if ex.name in tests:
-                    self._judge_cell(ex.name, tests[ex.name])
+            try:
+                for ex in self._a.exercises:          # callees before callers
+                    if ex.name in tests:
+                        self._judge_cell(ex.name, tests[ex.name])
+            finally:
+                self._channel.close()   # the harness's request ends
         self.set_widgets_metadata()
         self.nb.metadata.setdefault("grader", {})["events"] = self._events
         return self.nb, self.resources
@@ -155,11 +158,14 @@ class JudgedExecute(Execute):
         """A fresh kernel: wait for it, then install the harness before any learner code."""
         info = self.wait_for_reply(self.kc.kernel_info())
         self.nb.metadata["language_info"] = info["content"]["language_info"]
+        self._channel.listen(self.km.sockets)
         outputs = self._quiet(self._channel.setup_code(kept=self._kept(self._kernel_source)), 0, timeout=60)
         for o in outputs:   # without its harness, the kernel cannot be judged: say so, and stop
             if o.get("output_type") == "error":
+                self._channel.close()
                 raise RuntimeError(f"the grader's harness could not be set up in the kernel: {o.get('ename')}: "
                                    f"{str(o.get('evalue'))[:200]}")
+        self._channel.connect()
 
     def _replace_kernel(self):
         """Throw the kernel away and start another, replaying the cells that ran cleanly."""
@@ -215,10 +221,9 @@ class JudgedExecute(Execute):
 
     def output(self, outs, msg, display_id, cell_index):
         """Keep at most max_output_bytes of each cell's output, dropping the rest as it
-        arrives; a reply of the harness is kept only when it answers the call under way."""
+        arrives, and a display message posing as the harness's reply."""
         data = msg.get("content", {}).get("data", {})
         if isinstance(data, dict) and harness.MIME in data:
-            self._channel.keep(data)   # a reply to the call under way is kept there, not as an output
             return None
         verdict = self._budget.take(cell_index, msg)
         if verdict == "cut":
@@ -269,7 +274,7 @@ class JudgedExecute(Execute):
         return probe.outputs
 
     def _call(self, name, cases, callees, index):
-        """Run the function on all its hidden cases in one request (call_timeout seconds for
+        """Run the function on all its hidden cases in one job (call_timeout seconds for
         them all): one (status, outputs or message, observations) per case answered, then a
         fault for the case that hung or killed the kernel, if one did."""
         if time.monotonic() > self._deadline:
@@ -277,23 +282,12 @@ class JudgedExecute(Execute):
             return [("fault", "was not run: the notebook used up its time", {})]
         # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
         text, callees_text = self._judge.request_text(name, callees)
-        code = self._channel.call_code(text, kept=self._kept(text), extra=callees_text)
-        nonce, fault, kernel = self._channel.nonce, None, self._kernels
-        try:
-            outputs = self._quiet(code, index, timeout=self.call_timeout)
-        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
-            outputs, dead = getattr(exc, "outputs", []), isinstance(exc, DeadKernelError)
-            self._event("dead_kernel" if dead else "timeout", name, "while called on a hidden case")
-            self._replace_kernel()
-            fault = ("fault", "made the kernel die (os._exit, a crash or a kill)" if dead
-                     else f"did not finish within {self.call_timeout:g} s and had to be stopped", {})
-        finally:
-            self._channel.done()
-        if fault is None and any(o.get("ename") == "CellTimeoutError" for o in outputs):
-            self._event("timeout", name, "while called on a hidden case")
-            fault = ("fault", f"did not finish within {self.call_timeout:g} s and was interrupted", {})
+        key = self._kept(text)
+        job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
+        kernel = self._kernels
+        replies, fault = self._ask(job, name, "while called on a hidden case")
         results = []
-        for data in self._channel.replies(nonce):
+        for data in replies:
             status, value, observed = read_reply(self._a, data)
             if status == "fault":
                 self._event("no_result", name, value)
@@ -303,32 +297,71 @@ class JudgedExecute(Execute):
                 self._event("exit", name, value[:200])
             results.append((status, value, observed))
         if any([observed.pop("calls_recorded", False) for _, _, observed in results]):
-            recorded = Recorded(functools.partial(self._recorded, name, index, kernel))
+            recorded = Recorded(functools.partial(self._recorded, name, kernel))
             for case, (_, _, observed) in enumerate(results):
                 observed["calls"] = functools.partial(recorded.case, case)
         finished = len(results) == len(cases) or (results and results[-1][0] in ("missing", "not_implemented", "fault"))
         if fault is None and not finished:
             self._event("no_result", name, "the kernel answered nothing the grader could read")
-            fault = ("fault", "returned no result the grader could read", {})
-        return results[:len(cases)] + ([fault] if fault and not finished else [])
+            fault = "returned no result the grader could read"
+        return results[:len(cases)] + ([("fault", fault, {})] if fault and not finished else [])
 
-    def _recorded(self, name, index, kernel):
+    def _ask(self, job, name, doing):
+        """One job for the harness, which is started on its first one: (its replies, None),
+        or (the replies that had arrived, why it stopped) after replacing a kernel that hung
+        or died. If the learner's code closed the harness's socket and the kernel lives, the
+        socket is connected again: a cell that did it costs nothing more (the harness is
+        started again), a function that did it costs only that function."""
+        for attempt in (1, 2):
+            started = self._channel.serving
+            try:
+                if not started:
+                    self.kc.execute(self._channel.serve_code(), silent=True, store_history=False, allow_stdin=False)
+                    self._channel.started(self.call_timeout)
+                return self._channel.ask(job, self.call_timeout), None
+            except ChannelTimeout as exc:
+                self._event("timeout", name, doing)
+                self._replace_kernel()
+                return getattr(exc, "replies", []), f"did not finish within {self.call_timeout:g} s and had to be stopped"
+            except ChannelClosed as exc:
+                if self._died():
+                    self._event("dead_kernel", name, doing)
+                    self._replace_kernel()
+                    return getattr(exc, "replies", []), "made the kernel die (os._exit, a crash or a kill)"
+                self._reconnect()
+                if started or attempt == 2:
+                    self._event("no_result", name, "its code closed the grader's channel to the kernel")
+                    return getattr(exc, "replies", []), "closed the grader's channel to the kernel"
+
+    def _died(self, wait=2.0):
+        """Whether the kernel is gone (its end of the channel closed just now: give it a moment)."""
+        deadline = time.monotonic() + wait
+        while run_sync(self.km.is_alive)():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def _reconnect(self):
+        """Connect the harness to a new socket (the learner's code closed the last one), or
+        replace the kernel if that fails."""
+        self._channel.listen(self.km.sockets)
+        try:
+            outputs = self._quiet(self._channel.reconnect_code(), 0, timeout=10)
+            if any(o.get("output_type") == "error" for o in outputs):
+                raise RuntimeError("the harness could not connect again")
+            self._channel.connect()
+        except (CellTimeoutError, DeadKernelError, RuntimeError):
+            self._replace_kernel()
+
+    def _recorded(self, name, kernel):
         """{case: calls} that the last judged call of this kernel recorded (see Recorded);
         {} when the kernel was replaced since, or the harness does not answer in time."""
         if kernel != self._kernels or time.monotonic() > self._deadline:
             return {}
-        code, nonce = self._channel.recorded_code(), self._channel.nonce
-        try:
-            self._quiet(code, index, timeout=self.call_timeout)
-        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
-            self._event("dead_kernel" if isinstance(exc, DeadKernelError) else "timeout", name,
-                        "while sending the calls its loop made")
-            self._replace_kernel()
-            return {}
-        finally:
-            self._channel.done()
+        replies, fault = self._ask({"op": "recorded"}, name, "while sending the calls its loop made")
         found = {}
-        for data in self._channel.replies(nonce):
+        for data in [] if fault else replies:
             try:
                 found[data["case"]] = self._a.checks.decode_calls(data["calls"][:1000])
             except Exception:   # it comes from the learner's process: unreadable means unknown
