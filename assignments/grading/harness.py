@@ -19,7 +19,6 @@ try:   # in the kernel there is no package: the check module's names are already
 except ImportError:
     pass
 
-MIME = "application/vnd.course-grader+json"   # a display message posing as a reply: dropped
 _ABSENT = object()
 _shell = None              # the kernel's shell: set by channel.SETUP
 _Socket = None             # the socket type (C, which code cannot patch), taken at set-up (channel.SETUP)
@@ -65,8 +64,8 @@ def call(namespace, request):
     stand-ins for the functions it calls. Yields one JSON-safe result per case, and stops
     early when the function is missing or not written (every case would say the same).
     The calls a loop makes to its cell go with each case's result, or with ``record["defer"]``
-    stay here until a "recorded" job asks for them (``answers``): only a wrong loop's calls are ever looked at,
-    and they are most of what a call would send."""
+    stay here until a "recorded" job asks for them (``answers``): only a wrong loop's calls
+    are ever looked at, and they are most of what a call would send."""
     _recorded.clear()
     name = request["name"]
     fn = namespace.get(name)

@@ -220,11 +220,7 @@ class JudgedExecute(Execute):
             self._clean.append(index)
 
     def output(self, outs, msg, display_id, cell_index):
-        """Keep at most max_output_bytes of each cell's output, dropping the rest as it
-        arrives, and a display message posing as the harness's reply."""
-        data = msg.get("content", {}).get("data", {})
-        if isinstance(data, dict) and harness.MIME in data:
-            return None
+        """Keep at most max_output_bytes of each cell's output, dropping the rest as it arrives."""
         verdict = self._budget.take(cell_index, msg)
         if verdict == "cut":
             self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
@@ -242,7 +238,7 @@ class JudgedExecute(Execute):
         return name if name in self._a.by_name else None
 
     def _judge_cell(self, name, index):
-        verdict = self._judge.judge(name, lambda n, cases, callees: self._call(n, cases, callees, index))
+        verdict = self._judge.judge(name, self._call)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             for cell in self.nb.cells:
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
@@ -273,7 +269,7 @@ class JudgedExecute(Execute):
             self._budget.restore(index, size)
         return probe.outputs
 
-    def _call(self, name, cases, callees, index):
+    def _call(self, name, cases, callees):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
         them all): one (status, outputs or message, observations) per case answered, then a
         fault for the case that hung or killed the kernel, if one did."""
