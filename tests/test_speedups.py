@@ -92,3 +92,40 @@ def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
     for table in ("assignment", "notebook", "base_cell", "grade_cells", "solution_cells", "source_cell"):
         rows = [sorted(db.execute(f"SELECT * FROM {table}").fetchall()) for db in (dump, ours)]
         assert rows[0] and len(rows[0]) == len(rows[1]), table
+
+
+def test_a_gradebook_closed_keeps_the_shared_pool_and_a_fork_gets_its_own(tmp_path):
+    """Opening and closing the class's gradebook again and again connects once (nbgrader's
+    close would dispose of the engine, and each opening would connect anew). A process
+    forked with a connection in the pool leaves it to its parent, which goes on using it."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy import event
+
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url):
+        pass   # the new database's schema and course row, through nbgrader's own engine
+    engine, connects = speedups._engine(db_url), []
+    event.listen(engine, "connect", lambda *_: connects.append(os.getpid()))
+    for student in ("ada", "grace", "alan"):
+        with Gradebook(db_url) as gb:
+            gb.update_or_create_student(student)
+    assert connects == [os.getpid()]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child reads through a connection of its own
+        code = 1
+        try:
+            with Gradebook(db_url) as gb:
+                names = ",".join(sorted(s.id for s in gb.students))
+            os.write(write, f"{names};{connects.count(os.getpid())}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    assert os.waitpid(pid, 0)[1] == 0
+    with os.fdopen(read) as f:
+        assert f.read() == "ada,alan,grace;1"
+    with Gradebook(db_url) as gb:   # the parent's pooled connection still works
+        gb.update_or_create_student("edsger")
+        assert len(gb.students) == 4
+    assert connects == [os.getpid()]

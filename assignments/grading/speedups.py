@@ -5,8 +5,10 @@ a new SQLAlchemy engine, checks or creates every table and checks the course row
 gradebook also asks the ``alembic`` command for the schema version (a process and ~3 s
 of imports). ``install()`` keeps one engine per database for the process and, when the
 course row is already there (so is the schema), skips straight to it; it reads the
-schema version from nbgrader's revision files. Same database content, fewer round trips
-(benchmarks/grading.py measures the whole pipeline).
+schema version from nbgrader's revision files. A closing gradebook keeps that engine's
+pool of connections too (nbgrader disposes of it, so the next opening connects again); a
+process forked afterwards lets go of the pool it inherits, as SQLAlchemy advises. Same
+database content, fewer round trips (benchmarks/grading.py measures the whole pipeline).
 
 nbgrader also checks every cell's metadata with ``jsonschema.validate``, which checks the
 schema itself and builds a validator at each call (about sixty times per submission):
@@ -27,6 +29,7 @@ from sqlalchemy.orm import scoped_session, sessionmaker
 _ENGINES = {}
 _SCRATCH = set()   # databases thrown away after the run (a worker's own gradebook)
 _stock_init = nbgrader.api.Gradebook.__init__
+_stock_close = nbgrader.api.Gradebook.close
 
 
 def scratch(db_url):
@@ -99,6 +102,24 @@ def _gradebook_init(self, db_url, course_id="default_course", authenticator=None
     self.course_id, self.authenticator = course_id, authenticator
 
 
+def _gradebook_close(self):
+    """nbgrader's close, but an engine shared by the process keeps its connections."""
+    if self.engine in _ENGINES.values():
+        self.db.remove()
+    else:
+        _stock_close(self)
+
+
+def _forget_pools():
+    """In a forked process: its parent's connections are the parent's. Leave them open
+    (closing one would close the parent's) and start new pools."""
+    for engine in _ENGINES.values():
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
 @functools.lru_cache(maxsize=16)
 def _validator(schema_text):
     schema = json.loads(schema_text)
@@ -122,8 +143,8 @@ class CachedJsonschema:
 
 
 # The nbgrader release these replacements were written against and tested with: they
-# replace Gradebook.__init__ and get_alembic_version, whose bodies change between releases,
-# and the jsonschema module nbgrader's metadata validator calls.
+# replace Gradebook.__init__, Gradebook.close and get_alembic_version, whose bodies change
+# between releases, and the jsonschema module nbgrader's metadata validator calls.
 WRITTEN_FOR = "0.9.6"
 
 
@@ -137,5 +158,6 @@ def install():
         return False
     nbgrader.api.get_alembic_version = alembic_head
     nbgrader.api.Gradebook.__init__ = _gradebook_init
+    nbgrader.api.Gradebook.close = _gradebook_close
     nbgrader.nbgraderformat.common.jsonschema = CachedJsonschema()
     return True
