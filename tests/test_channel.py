@@ -249,3 +249,19 @@ def test_the_judge_fetches_recorded_calls_only_for_a_wrong_loop():
     exec(src, ns)
     v = judge.Judge(A).judge("rnn_backward", caller(ns))
     assert not v.passed and asked and set(asked) == {"rnn_backward"}
+
+
+def test_a_socket_file_removed_from_the_kernels_side_is_no_fault(tmp_path):
+    """The kernel sees its socket folder: a learner's thread may remove the listening
+    socket's file before the grader does. The harness that connected is taken all the same."""
+    ch = Channel("", max_reply_bytes=1000)
+    ch.listen(str(tmp_path))
+    ch.setup_code()
+    fake = FakeHarness(ch, lambda job: [{"nonce": job["nonce"], "end": True}])
+    os.remove(ch.path)
+    ch.connect(timeout=5)
+    fake.thread.start()
+    assert ch.ask({"op": "recorded"}, timeout=5) == []
+    ch.listen(str(tmp_path))   # again, for a reconnection: the file goes before anyone connects
+    os.remove(ch.path)
+    ch.close()

@@ -78,8 +78,7 @@ class Channel:
         the kernel sees at the same path)."""
         self.close()
         self.path = os.path.join(folder, SOCKET)
-        if os.path.lexists(self.path):
-            os.remove(self.path)
+        _unlink(self.path)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self.path)
         os.chmod(self.path, 0o666)   # a sandboxed kernel may run as a user of its own
@@ -103,7 +102,7 @@ class Channel:
         finally:
             self._listener.close()
             self._listener = None
-            os.remove(self.path)
+            _unlink(self.path)
         self._link = link
         try:
             hello = self._line(time.monotonic() + timeout)
@@ -163,8 +162,8 @@ class Channel:
         for sock in (self._listener, self._link):
             if sock is not None:
                 sock.close()
-        if self._listener is not None and os.path.lexists(self.path):
-            os.remove(self.path)
+        if self._listener is not None:
+            _unlink(self.path)
         self._listener = self._link = None
         self._pending, self._skipping, self.serving = b"", False, False
 
@@ -194,6 +193,15 @@ class Channel:
             if not chunk:
                 raise ChannelClosed()
             self._pending += chunk
+
+
+def _unlink(path):
+    """Remove the listening socket's file, if it is still there: the kernel sees the folder,
+    and a learner's thread may have removed it first."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 class OutputBudget:
