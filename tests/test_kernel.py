@@ -6,6 +6,7 @@ import sys
 import time
 
 import pytest
+import zmq
 from jupyter_core.utils import run_sync
 
 from assignments.grading import kernel
@@ -104,6 +105,19 @@ def test_ending_a_warm_kernel_ends_everything_it_started(tmp_path):
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_with(marker) == []
+
+
+def test_the_client_connects_again_within_milliseconds(tmp_path):
+    """The client's sockets connect while the kernel is being forked, before it binds: a
+    refused connection is retried after ZeroMQ's RECONNECT_IVL (100 ms by default, which
+    each submission waited)."""
+    km, kc = start(tmp_path)
+    try:
+        for channel in (kc.shell_channel, kc.iopub_channel, kc.control_channel):
+            assert channel.socket.getsockopt(zmq.RECONNECT_IVL) <= 10
+        assert run(kc, "print(6 * 7)") == "42"
+    finally:
+        stop(km, kc)
 
 
 def test_each_kernel_is_a_new_fork(tmp_path):
