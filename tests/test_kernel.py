@@ -116,6 +116,8 @@ def test_the_client_connects_again_within_milliseconds(tmp_path):
         for channel in (kc.shell_channel, kc.iopub_channel, kc.control_channel):
             assert channel.socket.getsockopt(zmq.RECONNECT_IVL) <= 10
         assert run(kc, "print(6 * 7)") == "42"
+        # the reply it waited for is kept: no second request for the kernel's language
+        assert kc.kernel_info_reply["content"]["language_info"]["name"] == "python"
     finally:
         stop(km, kc)
 

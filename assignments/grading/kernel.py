@@ -104,7 +104,11 @@ class GradingKernelClient(AsyncKernelClient):
     IOPub 0.2 s to show up after the first kernel_info reply (it rarely has: the reply
     usually beats the subscription), then spends another 0.2 s making sure IOPub is quiet;
     per submission that is up to 0.4 s of doing nothing. Same checks, polled every 20 ms,
-    on sockets that retry a refused connection every 5 ms instead of every 100."""
+    on sockets that retry a refused connection every 5 ms instead of every 100. The reply it
+    waited for is kept (``kernel_info_reply``): the preprocessor reads the kernel's
+    language_info from it instead of asking again."""
+
+    kernel_info_reply = None
 
     @default("context")
     def _quick_reconnect(self):
@@ -134,6 +138,7 @@ class GradingKernelClient(AsyncKernelClient):
                     pass   # IOPub not connected yet: ask again
                 else:
                     self._handle_kernel_info_reply(msg)
+                    self.kernel_info_reply = msg
                     break
             if not await self._async_is_alive():
                 said = [line for line in getattr(self.parent, "setup_log", lambda: "")().splitlines()

@@ -22,6 +22,7 @@ from . import feedback, inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import sandbox_problem
+from .preprocessors import prepared
 from .progress import Progress
 from .saveautogrades import grades_of
 from .worker import Course
@@ -140,8 +141,9 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         if not problem:
             jobs.append({"student": student, "files": read_files(staged)})
 
-    if jobs and not dispatch.scheduler:   # workers forked from here inherit what it draws
+    if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
         feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
+        prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
     bar = Progress(len(jobs), enabled=progress)
     judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
     for result in dispatch.run(course, jobs, parent=work):

@@ -156,7 +156,7 @@ class JudgedExecute(Execute):
 
     def _ready(self):
         """A fresh kernel: wait for it, then install the harness before any learner code."""
-        info = self.wait_for_reply(self.kc.kernel_info())
+        info = getattr(self.kc, "kernel_info_reply", None) or self.wait_for_reply(self.kc.kernel_info())
         self.nb.metadata["language_info"] = info["content"]["language_info"]
         self._channel.listen(self.km.sockets)
         outputs = self._quiet(self._channel.setup_code(kept=self._kept(self._kernel_source)), 0, timeout=60)
