@@ -315,10 +315,6 @@ class GradingKernelManager(AsyncKernelManager):
             return ""
 
     def cleanup_scratch(self):
-        try:
-            shutil.copyfile(self.sockets + ".log", "/tmp/bench/klogs/" + os.path.basename(self.sockets) + ".log")
-        except OSError:
-            pass
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.sockets, ignore_errors=True)
         if os.path.exists(self.sockets + ".log"):
