@@ -22,8 +22,9 @@ from .kernel import SPARE, GradingKernelManager
 @functools.lru_cache(maxsize=None)
 def prepared(assignment):
     """The judge, the harness's text and what a warm kernel is forked with, made once per
-    grading process and reused for every submission: the hidden cases and the reference's
-    outputs on them are the same for all. A warm kernel's zygote keeps the harness's code
+    grading process and reused for every submission (local workers inherit it: the pipeline
+    makes it before they fork): the hidden cases and the reference's outputs on them are
+    the same for all. A warm kernel's zygote keeps the harness's code
     (compiled once) and every judged call's request, under keys (kernel.py's ``keep``)."""
     judge, source = Judge(assignment), harness.kernel_source(assignment)
     keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
