@@ -87,24 +87,45 @@ def test_a_warm_kernel_has_namespaces_and_files_of_its_own(tmp_path):
         stop(km, kc)
 
 
+def in_namespace(ns):
+    """The processes of this machine in the pid namespace ``ns`` (as /proc/PID/ns/pid reads)."""
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if os.readlink(f"/proc/{pid}/ns/pid") == ns:
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
 def test_ending_a_warm_kernel_ends_everything_it_started(tmp_path):
+    """A daemon that forks, leaves the kernel's session and ignores SIGTERM and SIGHUP dies
+    with the kernel, and so does every process of the kernel's pid namespace (its init and
+    the kernel itself), while the zygote lives on for the next submission. As root the
+    kernel runs as a user of its own: its init used to outlive the kernel's handle, because
+    the handle (root without CAP_KILL) could not send it the parent-death signal."""
     marker = "a-detached-daemon-of-test-kernel"
     km, kc = start(tmp_path)
     try:
+        ns = run(kc, "import os; print(os.readlink('/proc/self/ns/pid'))")
         run(kc, "import subprocess, sys\n"
                 f"subprocess.Popen([sys.executable, '-c', 'import os, signal, time  # {marker}\\n"
-                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\nos.setsid()\\ntime.sleep(600)'],"
-                " start_new_session=True)")
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGHUP, signal.SIG_IGN)\\n"
+                "if os.fork(): os._exit(0)\\nos.setsid()\\ntime.sleep(600)'],"
+                " start_new_session=True).wait()")
         deadline = time.monotonic() + 10
         while not processes_with(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert processes_with(marker), "the daemon never started"
+        assert len(in_namespace(ns)) >= 3   # the kernel's init, the kernel and the daemon
     finally:
         stop(km, kc)
     deadline = time.monotonic() + 10
-    while processes_with(marker) and time.monotonic() < deadline:
+    while (processes_with(marker) or in_namespace(ns)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_with(marker) == []
+    assert processes_with(marker) == [] and in_namespace(ns) == []
+    assert km.zygote.alive()
 
 
 def test_the_client_connects_again_within_milliseconds(tmp_path):

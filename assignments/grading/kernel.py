@@ -255,8 +255,10 @@ class GradingKernelManager(AsyncKernelManager):
                        "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         else:
             unshare = ["--unshare-all", "--cap-drop", "ALL"]
-        if zygote:
-            unshare += ["--cap-add", "CAP_SYS_ADMIN"]
+        if zygote:   # namespaces and mounts; as root, also signalling a kernel's init, which runs
+            # as the kernel's user: without CAP_KILL its parent-death signal is not delivered,
+            # and the init, the kernel and what it started would outlive the submission
+            unshare += ["--cap-add", "CAP_SYS_ADMIN"] + (["--cap-add", "CAP_KILL"] if root else [])
         args = [shutil.which("bwrap") or "bwrap", *unshare, "--die-with-parent", "--new-session",
                 "--proc", "/proc", "--dev", "/dev",
                 "--size", str(parse_size(self.file_limit) or 2**30), "--perms", "1777", "--tmpfs", "/tmp",

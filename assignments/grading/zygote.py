@@ -201,7 +201,9 @@ def child(req, files):
         os._exit(1)
     isolate(req)
     drop_privileges(req["uid"])
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # a change of user cleared it
+    # a change of user cleared it; and a handle running as root may signal this init, now of
+    # another user, only with CAP_KILL, which the zygote keeps for it (kernel.py's bwrap)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if select.select([alive_r], [], [], 0)[0]:
         os._exit(1)
     os.close(alive_r)
