@@ -29,6 +29,7 @@ EXPECT = {
     "hide_displays": (set(), ["attempt:grader_machinery"], "graded"),
     "patch_sockets": (set(), ["attempt:grader_machinery"], "graded"),
     "close_channel": (set(), ["attempt:network"], "graded"),
+    "invalid_outputs": (set(), ["invalid_output:cell", "attempt:grader_machinery"], "incomplete"),
     "read_reference": ({"lstm_cell_backward"}, ["attempt:reach_files"], "graded"),
     "read_other_submissions": ({"rnn_cell_backward"}, ["attempt:reach_files"], "graded"),
     "loopback_server": ({"rnn_forward"}, ["attempt:network"], "graded"),
@@ -160,6 +161,15 @@ def test_fork_bomb_is_contained(hostile):
     An unbounded bomb passes thousands within a second."""
     assert hostile["processes"], "the process count was never sampled"
     assert max(hostile["processes"]) - hostile["processes"][0] < 600, max(hostile["processes"])
+
+
+def test_outputs_a_notebook_cannot_hold_are_dropped_and_the_cell_goes_on(hostile):
+    """Before, one such output failed the whole submission when nbgrader validated the notebook."""
+    path = os.path.join(hostile["out"], "autograded", "invalid_outputs", "rnn_step_by_step", "rnn_step_by_step.ipynb")
+    with open(path, encoding="utf-8") as f:
+        texts = ["".join(o.get("text", "")) for c in json.load(f)["cells"] for o in c.get("outputs", [])]
+    assert sum("dropped an output that a notebook cannot hold" in t for t in texts) == 2
+    assert any("still here" in t for t in texts)
 
 
 def test_flooded_notebook_stays_small(hostile):

@@ -24,7 +24,7 @@ import time
 # socket class changes nothing for it.
 SETUP = '''\
 def __grader_setup(token, source, key, path):
-    import _socket, builtins, json, sys, types
+    import _socket, builtins, functools, json, sys, types
     import numpy
     from IPython import get_ipython
     kept = getattr(sys.modules.pop("_grader_kept", None), "items", {})
@@ -35,6 +35,9 @@ def __grader_setup(token, source, key, path):
         if isinstance(ns.get(name), types.ModuleType):
             ns[name] = types.SimpleNamespace(**vars(ns[name]))
     ns["_shell"], ns["_Socket"] = get_ipython(), _socket.socket
+    kernel = get_ipython().kernel
+    ns["_publish"] = functools.partial(kernel.session.send, kernel.iopub_socket, "grader_cell")
+    ns["_parent"], ns["_streams"], ns["_sys"] = kernel.get_parent, (sys.stdout, sys.stderr), sys
     ns["connect"](path, token)
     ns["_pristine"] = [(m, tuple(vars(m)), tuple(vars(m).values())) for m in (builtins, numpy, json)]
     get_ipython().events.register("post_run_cell", ns["heal"])
@@ -156,6 +159,17 @@ class Channel:
         except (ChannelClosed, ChannelTimeout) as exc:
             exc.replies = found
             raise
+
+    def send(self, job):
+        """Send one job whose replies do not come back on the socket (a learner's cell: its
+        end is announced on IOPub). Returns the job's nonce; ChannelClosed when the
+        harness's end is gone."""
+        nonce = self.nonce = secrets.token_hex(8)
+        try:
+            self._link.sendall(json.dumps(dict(job, nonce=nonce)).encode() + b"\n")
+        except (OSError, AttributeError):   # AttributeError: no socket at all
+            raise ChannelClosed("the grader could not write to the harness") from None
+        return nonce
 
     def close(self):
         """Close the socket: a serving harness then returns, and its request ends."""

@@ -26,6 +26,10 @@ _link = _send = _recv = None   # the grader's socket, its sendall and its recv (
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
 _kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
 _recorded = {}             # the calls recorded by the last judged call, by case, until asked for
+_publish = None            # the kernel's session.send on its IOPub socket, taken at set-up (channel.SETUP)
+_parent = None             # the kernel's get_parent: the request that runs ``serve``
+_streams = ()              # the kernel's stdout and stderr, taken at set-up
+_sys = None                # the sys module, taken at set-up
 
 
 def kernel_source(assignment):
@@ -149,6 +153,43 @@ def answers(job):
         yield result
 
 
+def _flush():
+    """Send what the learner's cell printed, as ipykernel does before it replies: the
+    streams of the moment (a cell may have replaced them) and the kernel's own."""
+    for stream in (_sys.stdout, _sys.stderr) + tuple(_streams):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def run_cell(job, parent):
+    """One of the learner's cells, run as ipykernel runs an execute request's code (the
+    shell's run_cell, store_history, the same reply), inside the one request that runs
+    ``serve``: what the cell displays goes out on IOPub under that request, followed by a
+    ``grader_cell`` message with the job's nonce and the reply ipykernel would have sent,
+    so that the grader knows every output of the cell has arrived. It costs the kernel and
+    the grader none of the per-request work of ipykernel and nbclient."""
+    result = _shell.run_cell(job["code"], store_history=True, silent=False)
+    err = result.error_before_exec if result.error_before_exec is not None else result.error_in_exec
+    if result.success and not getattr(_shell, "_last_traceback_during_displayhook", False):
+        reply = {"status": "ok"}
+    else:
+        try:
+            evalue = str(err)
+        except Exception:
+            evalue = "<the exception's text could not be shown>"
+        reply = {"status": "error", "traceback": [str(t) for t in _shell._last_traceback or []],
+                 "ename": str(type(err).__name__), "evalue": evalue}
+    reply["execution_count"] = _shell.execution_count - 1
+    try:
+        _shell.payload_manager.clear_payload()   # ipykernel reads and clears them after each request
+    except Exception:
+        pass
+    _flush()
+    _publish({"nonce": job["nonce"], "reply": reply}, parent=parent)
+
+
 def _lines():
     """The grader's jobs, one JSON object per line, until it closes the socket."""
     pending = b""
@@ -165,15 +206,22 @@ def _lines():
 
 
 def serve(nonce):
-    """Entry point in the kernel, run as one request once the learner's cells have run:
-    answer the grader's jobs over its socket until it closes it. Each reply is a line of
-    JSON sent as soon as it is computed (so a case that hangs costs only the cases after
-    it), and each job ends with ``{"nonce": ..., "end": true}``. The socket's methods were
-    taken at set-up, before any learner code (channel.SETUP)."""
+    """Entry point in the kernel, run as one request: answer the grader's jobs over its
+    socket until it closes it or says "stop". A "cell" job runs one of the learner's cells
+    (``run_cell``; its outputs and its end go out on IOPub). A judged call's replies are
+    lines of JSON sent as soon as each is computed (so a case that hangs costs only the
+    cases after it), and each such job ends with ``{"nonce": ..., "end": true}``. The
+    socket's methods were taken at set-up, before any learner code (channel.SETUP)."""
     heal()
+    parent = _parent("shell") if _parent else None   # none in the grading process (tests)
     _send(json.dumps({"serving": nonce}).encode() + b"\n")
     for job in _lines():
         heal()
+        if job.get("op") == "cell":
+            run_cell(job, parent)
+            continue
+        if job.get("op") == "stop":
+            return
         for reply in answers(job):
             reply["nonce"] = job["nonce"]
             _send(json.dumps(reply).encode() + b"\n")

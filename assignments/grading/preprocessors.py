@@ -1,13 +1,18 @@
 """nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
+import datetime
 import functools
 import hashlib
 import time
+from queue import Empty
 
 from jupyter_core.utils import run_sync
+from nbclient.client import timestamp
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbformat import NotebookNode
+from nbclient.util import ensure_async, run_hook
+from nbformat import NotebookNode, from_dict
 from nbformat.corpus.words import generate_corpus_id
 from nbformat.v4 import new_output
+from nbformat.validator import ValidationError
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Float, Integer, Unicode, default
@@ -26,6 +31,7 @@ def prepared(assignment):
     makes it before they fork): the hidden cases and the reference's outputs on them are
     the same for all. A warm kernel's zygote keeps the harness's code
     (compiled once) and every judged call's request, under keys (kernel.py's ``keep``)."""
+    output_validator()   # compiled here too, so that forked workers inherit it
     judge, source = Judge(assignment), harness.kernel_source(assignment)
     keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
@@ -68,6 +74,14 @@ class JudgedExecute(Execute):
     prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
                                "(each submission still gets a fresh kernel and sandbox). Only for "
                                "cold kernels: a warm one is forked when needed.").tag(config=True)
+
+    serve_cells = Bool(True, help="Run the learner's cells as jobs of the one request that serves "
+                                  "the judge (the harness runs each as ipykernel runs an execute "
+                                  "request, and its outputs arrive on IOPub as usual) instead of one "
+                                  "execute request per cell: the same notebook, without ipykernel's "
+                                  "and nbclient's work per request. Cells with top-level await, and "
+                                  "every cell when streams are coalesced, still get a request of "
+                                  "their own.").tag(config=True)
 
     @default("shutdown_kernel")
     def _kill_when_done(self):
@@ -202,7 +216,11 @@ class JudgedExecute(Execute):
             self._event("notebook_timeout", f"cell {index}", "not run: the notebook's time was up")
             return
         try:
-            self.execute_cell(cell, index, store_history=True)
+            if self._servable(cell):
+                self._run_served(cell, index)
+            else:
+                self._stop_serving()
+                self.execute_cell(cell, index, store_history=True)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
             kind = "dead_kernel" if isinstance(exc, DeadKernelError) else "timeout"
             self._event(kind, f"cell {index}", str(exc).splitlines()[0][:200] if str(exc) else "")
@@ -220,14 +238,149 @@ class JudgedExecute(Execute):
         else:
             self._clean.append(index)
 
+    def _servable(self, cell):
+        """Whether the harness can run this cell as nbclient would have it run. Not: a cell
+        nbclient skips (empty, or tagged to skip: execute_cell skips it without the kernel),
+        top-level await (ipykernel awaits it in its own loop), or coalesced streams."""
+        return (self.serve_cells and not self.coalesce_streams and cell.source.strip()
+                and self.skip_cells_with_tag not in cell.metadata.get("tags", [])
+                and "await" not in cell.source and "async" not in cell.source)
+
+    def _run_served(self, cell, index):
+        """Run one of the learner's cells as a job of the serving request (harness.run_cell):
+        its outputs are processed as nbclient processes them, until the harness says the
+        cell is over. Faults are nbclient's: CellTimeoutError, DeadKernelError."""
+        for attempt in (1, 2):
+            try:
+                parent = self._serve()
+                nonce = self._channel.send({"op": "cell", "code": cell.source})
+                break
+            except ChannelTimeout:
+                raise RuntimeError("the grader's harness did not start in time") from None
+            except ChannelClosed:
+                if self._died():
+                    raise DeadKernelError("Kernel died") from None
+                if attempt == 2:
+                    raise RuntimeError("the grader's harness could not be reached") from None
+                self._reconnect()   # the learner's code closed its socket (or the kernel is replaced)
+        return run_sync(self._async_run_served)(cell, index, parent, nonce)
+
+    async def _async_run_served(self, cell, index, parent, nonce):
+        """nbclient's async_execute_cell, for a cell the harness runs: the same hooks,
+        outputs, timing metadata, timeout handling and reply (the harness's ``grader_cell``
+        message carries the reply ipykernel would have sent)."""
+        await run_hook(self.on_cell_start, cell=cell, cell_index=index)
+        if self.record_timing:
+            cell["metadata"]["execution"] = {}
+        await run_hook(self.on_cell_execute, cell=cell, cell_index=index)
+        await run_hook(self.on_cell_complete, cell=cell, cell_index=index)
+        self.code_cells_executed += 1
+        timeout = self._get_timeout(cell)
+        cell.outputs = []
+        self.clear_before_next_output = False
+        if self.record_timing:   # sent just now; the serving request has long been busy
+            sent = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            cell["metadata"]["execution"].update({"iopub.status.busy": sent, "iopub.execute_input": sent})
+        deadline = time.monotonic() + timeout if timeout else None
+        reply, interrupted = None, False
+        while True:
+            wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=wait))
+            except Empty:
+                if not await ensure_async(self.kc.is_alive()):
+                    raise DeadKernelError("Kernel died") from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    if interrupted or not self.interrupt_on_timeout:
+                        raise CellTimeoutError.error_from_timeout_and_cell(
+                            "Timeout waiting for IOPub output" if interrupted else "Cell execution timed out",
+                            self.iopub_timeout if interrupted else timeout, cell)
+                    await ensure_async(self.km.interrupt_kernel())   # as nbclient does: the cell then ends
+                    interrupted, deadline = True, time.monotonic() + self.iopub_timeout
+                    if self.error_on_timeout:
+                        reply = {"content": {**self.error_on_timeout, "status": "error"}}
+                continue
+            if msg["parent_header"].get("msg_id") != parent:
+                continue
+            kind = msg["msg_type"]
+            if kind == "grader_cell":
+                if msg["content"].get("nonce") != nonce:
+                    continue
+                # ipykernel announces the count in execute_input; the reply says the same
+                cell["execution_count"] = msg["content"]["reply"].get("execution_count")
+                reply = reply or {"header": msg["header"], "parent_header": msg["parent_header"],
+                                  "content": msg["content"]["reply"]}
+                if self.record_timing:
+                    done = timestamp(msg)
+                    cell["metadata"]["execution"].update({"iopub.status.idle": done, "shell.execute_reply": done})
+                break
+            if kind == "status":
+                if msg["content"].get("execution_state") == "idle":   # the serving request ended early
+                    self._channel.serving = False
+                    raise RuntimeError("the kernel stopped running the grader's cells")
+                continue
+            self.process_message(msg, cell, index)
+        await run_hook(self.on_cell_executed, cell=cell, cell_index=index, execute_reply=reply)
+        await self._check_raise_for_error(cell, index, reply)
+        self.nb["cells"][index] = cell
+        return cell
+
+    def _serve(self):
+        """The msg id of the request that runs the harness's ``serve``, started now if it is
+        not running (ChannelClosed, ChannelTimeout when it cannot start)."""
+        if not self._channel.serving:
+            self._serving = self.kc.execute(self._channel.serve_code(), silent=True, store_history=False,
+                                            allow_stdin=False)
+            self._channel.started(self.call_timeout)
+        return self._serving
+
+    def _stop_serving(self):
+        """End the serving request, so that a cell can have a request of its own."""
+        if self._channel.serving:
+            try:
+                self._channel.send({"op": "stop"})
+            except ChannelClosed:
+                pass
+            self._channel.serving = False
+
+    def process_message(self, msg, cell, cell_index):
+        """nbclient's, except that an output the notebook format does not allow (only the
+        learner's own code can publish one) is dropped with a note and a flag, instead of
+        failing the whole submission when the notebook is validated."""
+        try:
+            return super().process_message(msg, cell, cell_index)
+        except ValidationError as exc:
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            self._event("invalid_output", f"cell {cell_index}", why)
+            cell.outputs.append(NotebookNode(output_type="stream", name="stderr", text=(
+                f"[the grader dropped an output that a notebook cannot hold: {why}]\n")))
+            return None
+
     def output(self, outs, msg, display_id, cell_index):
-        """Keep at most max_output_bytes of each cell's output, dropping the rest as it arrives."""
+        """nbclient's, keeping at most max_output_bytes of each cell's output (the rest is
+        dropped as it arrives), and checking each output against the notebook format with a
+        validator compiled once (``output_node``) instead of nbformat's per-call one."""
         verdict = self._budget.take(cell_index, msg)
         if verdict == "cut":
             self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
             outs.append(new_output("stream", name="stdout",
                                    text=f"\n[the grader dropped the rest of this output: over {self.max_output_bytes} bytes]\n"))
-        return None if verdict != "keep" else super().output(outs, msg, display_id, cell_index)
+        if verdict != "keep":
+            return None
+        if self.output_hook_stack[msg["parent_header"].get("msg_id")]:   # a widget's: nbclient's way
+            return super().output(outs, msg, display_id, cell_index)
+        out = output_node(msg)
+        if out is None:
+            self.log.error(f"unhandled iopub msg: {msg['msg_type']}")
+            return None
+        if self.clear_before_next_output:
+            outs[:] = []
+            self.clear_display_id_mapping(cell_index)
+            self.clear_before_next_output = False
+        if display_id:
+            self._display_id_map.setdefault(display_id, {}).setdefault(cell_index, []).append(len(outs))
+        outs.append(out)
+        return out
 
     # --- judging --------------------------------------------------------------------------------
 
@@ -312,9 +465,7 @@ class JudgedExecute(Execute):
         for attempt in (1, 2):
             started = self._channel.serving
             try:
-                if not started:
-                    self.kc.execute(self._channel.serve_code(), silent=True, store_history=False, allow_stdin=False)
-                    self._channel.started(self.call_timeout)
+                self._serve()
                 return self._channel.ask(job, self.call_timeout), None
             except ChannelTimeout as exc:
                 self._event("timeout", name, doing)
@@ -364,6 +515,42 @@ class JudgedExecute(Execute):
             except Exception:   # it comes from the learner's process: unreadable means unknown
                 pass
         return found
+
+
+OUTPUT_FIELDS = {"execute_result": ("metadata", "data", "execution_count"), "stream": ("name", "text"),
+                 "display_data": ("metadata", "data"), "error": ("ename", "evalue", "traceback")}
+
+
+@functools.lru_cache(maxsize=None)
+def output_validator():
+    """The notebook format's schema for one output, compiled once per process (fastjsonschema,
+    as nbformat itself uses for whole notebooks)."""
+    import fastjsonschema
+    import nbformat.v4
+    from nbformat.validator import _get_schema_json
+    schema = _get_schema_json(nbformat.v4, 4, nbformat.v4.nbformat_minor)
+    return fastjsonschema.compile({"$schema": schema["$schema"], "definitions": schema["definitions"],
+                                   "$ref": "#/definitions/output"})
+
+
+def output_node(msg):
+    """The notebook output of an IOPub message, as nbformat's output_from_msg makes it, or
+    None for a message that is not an output. Raises ValidationError, as nbformat does, for
+    one the notebook format does not allow."""
+    import fastjsonschema
+    fields = OUTPUT_FIELDS.get(msg["msg_type"])
+    if fields is None:
+        return None
+    content = msg["content"]
+    missing = [f for f in fields if f not in content]
+    if missing:
+        raise ValidationError(f"a {msg['msg_type']} output without {', '.join(missing)}")
+    out = NotebookNode(output_type=msg["msg_type"], **{f: from_dict(content[f]) for f in fields})
+    try:
+        output_validator()(out)
+    except fastjsonschema.JsonSchemaException as exc:
+        raise ValidationError(str(exc)) from None
+    return out
 
 
 def verdict_outputs(v):

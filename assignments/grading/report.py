@@ -10,10 +10,11 @@ student), and lists of students are cut at ``SHOWN`` names with the rest counted
 """
 import csv
 import html
-import io
 import json
 import os
 import re
+
+from . import charts
 
 SHOWN = 12          # students named in a list before "and N more"
 ROWS = 50           # rows of a table of submissions before "and N more"
@@ -22,12 +23,13 @@ BINS = 20           # bars in the score histogram
 
 # What the grader's flags mean (docs/grading.md, Flags), grouped as the report shows them.
 FAULT_KINDS = ("timeout", "notebook_timeout", "memory", "dead_kernel", "exit", "output_flood",
-               "no_result", "no_judge")
+               "invalid_output", "no_result", "no_judge")
 GROUPS = (
     ("unreadable", "Unreadable submissions", "not a notebook, or not the expected file: graded 0"),
     ("error", "Grader errors", "the grader itself failed on these (never expected): regrade them"),
-    ("faults", "Faults", "code that timed out, ran out of memory, killed its kernel, exited or flooded "
-                         "output; only the cell or function at fault lost its marks"),
+    ("faults", "Faults", "code that timed out, ran out of memory, killed its kernel, exited, flooded "
+                         "output or published outputs a notebook cannot hold; only the cell or function at "
+                         "fault lost its marks"),
     ("tampering", "Tampering", "protected cells edited, deleted, duplicated or re-pointed; "
                                "they were restored before grading"),
     ("attempts", "Attempts on the grader", "code that reaches for files, the network, processes or the "
@@ -243,72 +245,21 @@ def build(results, messages=None, timings=None):
 
 # ---------------------------------------------------------------- the charts
 
-def _figure_of(width, height):
-    """A bare matplotlib Figure: no pyplot, so no GUI backend and no global state."""
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(width, height))
-    return fig, fig.subplots()
-
-
-def _svg(fig, name):
-    """The figure as an inline <svg>: the same bytes on every run and machine (a fixed salt
-    for ids, no date, glyphs as paths so no font is needed to show it)."""
-    import matplotlib
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": f"report-{name}", "svg.fonttype": "path"}):
-        fig.savefig(buf, format="svg", bbox_inches="tight",
-                    metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
-    text = buf.getvalue()
-    text = text[text.index("<svg"):].strip()
-    # ids are per document: each chart's glyphs, clips and paths get its own prefix
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', text)
-    text = re.sub(r'(xlink:href|href)="#([^"]+)"', rf'\1="#{name}-\2"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", text)
-    return text.replace("<svg ", f'<svg id="chart-{name}" role="img" ', 1)
-
-
-def _style(ax):
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.tick_params(labelsize=9)
-
-
 def _histogram_chart(hist, name, xlabel, color):
-    edges, counts = hist["edges"], hist["counts"]
-    fig, ax = _figure_of(7, 2.8)
-    ax.bar(edges[:-1], counts, width=edges[1] - edges[0], align="edge", color=color, edgecolor="white", linewidth=0.6)
-    ax.set_xlim(edges[0], edges[-1])
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel("submissions", fontsize=9)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    _style(ax)
-    return _svg(fig, name)
+    return charts.histogram(hist["edges"], hist["counts"], name, xlabel, color)
 
 
 def _functions_chart(functions):
-    ids = [f["id"] for f in functions][::-1]
-    fig, ax = _figure_of(7, 0.35 * len(ids) + 0.9)
-    y = range(len(ids))
-    ax.barh([i + 0.2 for i in y], [100 * f["pass_rate"] for f in functions][::-1], height=0.38,
-            color="#2e7d32", label="full marks (% of class)")
-    ax.barh([i - 0.2 for i in y], [100 * f["mean_score"] / f["max_score"] if f["max_score"] else 0
-                                   for f in functions][::-1], height=0.38, color="#90caf9", label="mean score (% of points)")
-    ax.set_yticks(list(y), ids, fontsize=9)
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("%", fontsize=9)
-    ax.legend(fontsize=8, loc="lower right", frameon=False, bbox_to_anchor=(1.0, 1.0), ncol=2)
-    _style(ax)
-    return _svg(fig, "functions")
+    return charts.hbars([f["id"] for f in functions], [
+        ([100 * f["pass_rate"] for f in functions], "#2e7d32", "full marks (% of class)"),
+        ([100 * f["mean_score"] / f["max_score"] if f["max_score"] else 0 for f in functions], "#90caf9",
+         "mean score (% of points)")], "functions", "%", xmax=100)
 
 
 def _mistakes_chart(mistakes):
-    top = mistakes[:TOP_MISTAKES][::-1]
-    fig, ax = _figure_of(7, 0.32 * len(top) + 0.8)
-    ax.barh(range(len(top)), [m["count"] for m in top], color="#c62828", height=0.6)
-    ax.set_yticks(range(len(top)), [m["code"] for m in top], fontsize=8)
-    ax.set_xlabel("submissions", fontsize=9)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    _style(ax)
-    return _svg(fig, "mistakes")
+    top = mistakes[:TOP_MISTAKES]
+    return charts.hbars([m["code"] for m in top], [([m["count"] for m in top], "#c62828", None)], "mistakes",
+                        "submissions", integer=True)
 
 
 # ---------------------------------------------------------------- the page

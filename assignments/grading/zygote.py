@@ -43,7 +43,8 @@ CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
-PRELOAD = ("numpy", "ipykernel.kernelapp")   # then whatever a kernel imports as it starts (learn_imports)
+PRELOAD = ("numpy", "numpy.random", "ipykernel.kernelapp")   # then what a kernel imports as it starts (learn_imports);
+# numpy.random: each kernel seeds it (run_kernel), and numpy imports it only when first used
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -322,6 +323,30 @@ def plain_compiler():
     IPythonKernel.compiler_class.klass = IPythonKernel.compiler_class.default_value = CachingCompiler
 
 
+# The kernel application, with the command line that every kernel is given parsed once, in
+# the zygote: parsing builds an argparse parser of every configurable trait (about 10 ms of
+# each kernel's start). Each forked kernel inherits it and only sets its connection file.
+PARSED = {"options": None}
+
+
+def parse_options(options):
+    """In the zygote, before it forks a kernel: IPython's kernel application (a singleton
+    the kernel inherits) with ``options`` parsed, unless they already are. Options that do
+    not parse are left to the kernel, which says why it cannot start."""
+    from ipykernel import kernelapp
+    options = list(options)
+    if PARSED["options"] == options:
+        return
+    kernelapp.IPKernelApp.clear_instance()
+    PARSED["options"] = None
+    try:
+        kernelapp.IPKernelApp.instance().parse_command_line(options)
+    except BaseException:   # SystemExit too: traitlets exits on a config error
+        kernelapp.IPKernelApp.clear_instance()
+        return
+    PARSED["options"] = options
+
+
 def run_kernel(req):
     signal.signal(signal.SIGINT, signal.default_int_handler)   # the zygote ignores it
     set_limits(req["limits"])
@@ -338,6 +363,9 @@ def run_kernel(req):
     signatures_once()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
+    if PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
+        app.connection_file = req["connection_file"]
+        app.parse_command_line = lambda argv=None: None
     app.initialize()
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)   # the log is for the set-up: from here on,
     app.start()                                     # as a cold kernel's stderr
@@ -415,6 +443,7 @@ def serve():
             if req["op"] == "spawn":
                 files = helper_files(req["scratch"])
                 compile_helpers(req["scratch"], files)
+                parse_options(req["options"])
                 pid = os.fork()
                 if pid == 0:
                     try:

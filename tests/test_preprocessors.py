@@ -1,0 +1,155 @@
+"""preprocessors.py: JudgedExecute runs the learner's cells as jobs of the one request that
+serves the judge (serve_cells), and must give the notebook that one execute request per
+cell gives; outputs are checked against the notebook format by a compiled validator."""
+import copy
+import glob
+import json
+import os
+
+import nbformat
+import pytest
+from nbformat.v4 import output_from_msg
+from nbformat.validator import ValidationError
+from traitlets.config import Config
+
+from assignments.grading import pipeline
+from assignments.grading.preprocessors import output_node
+from assignments.grading.submissions import answer_cells, fill
+
+from conftest import REPO, A, build_samples
+
+# Cells a learner may add: every kind of output, an error, IPython's own syntax, a display
+# updated later, the last result reused, top-level await (run with a request of its own), a
+# cell nbclient skips, an empty one, a syntax error, and one that reads its execution count.
+EXTRA_CELLS = [
+    "print('to stdout'); import sys; print('to stderr', file=sys.stderr)\n6 * 7",
+    "_ + 1",
+    "from IPython.display import display, HTML, Markdown\ndisplay(HTML('<b>bold</b>'), Markdown('*md*'))\n"
+    "handle = display('first', display_id=True)",
+    "handle.update('updated later')\nx = %pwd\nfiles = !echo shell\nprint(len(files))",
+    "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')",
+    "print('after the await')\n{'a': [1, 2]}",
+    "raise ValueError('a learner error')",
+    "def broken(:\n    pass",
+    "from IPython.display import clear_output\nprint('gone'); clear_output(wait=True); print('kept')",
+    "",
+    "get_ipython().execution_count",
+]
+
+
+def learner_notebook():
+    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
+        nb = fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answer_cells(f.read()))
+    for i, src in enumerate(EXTRA_CELLS):
+        nb.cells.insert(3 + i, nbformat.v4.new_code_cell(src))
+    skipped = nbformat.v4.new_code_cell("print('never run')")
+    skipped.metadata["tags"] = ["skip-execution"]
+    nb.cells.insert(3 + len(EXTRA_CELLS), skipped)
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+    return nb
+
+
+def comparable(path):
+    """An autograded notebook without what differs from run to run: nbclient's timestamps,
+    and where ipykernel's timed flushes happened to split a stream (consecutive stream
+    outputs of one name are joined, as nbclient's coalesce_streams joins them)."""
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)
+    for cell in nb["cells"]:
+        cell.get("metadata", {}).pop("execution", None)
+        joined = []
+        for out in cell.get("outputs", []):
+            if (joined and out["output_type"] == "stream" and joined[-1]["output_type"] == "stream"
+                    and joined[-1]["name"] == out["name"]):
+                joined[-1]["text"] = ["".join(joined[-1]["text"]) + "".join(out["text"])]
+            else:
+                out = copy.deepcopy(out)
+                if out["output_type"] == "stream":
+                    out["text"] = ["".join(out["text"])]
+                joined.append(out)
+        if "outputs" in cell:
+            cell["outputs"] = joined
+    return nb
+
+
+@pytest.fixture(scope="module")
+def both_ways(tmp_path_factory):
+    subs = build_samples(str(tmp_path_factory.mktemp("served")))
+    folder = os.path.join(subs, "submitted", "learner", A.id)
+    os.makedirs(folder)
+    nbformat.write(learner_notebook(), os.path.join(folder, A.notebook + ".ipynb"))
+    graded = {}
+    for serve in (False, True):
+        config = Config()
+        config.JudgedExecute.serve_cells = serve
+        out = str(tmp_path_factory.mktemp(f"serve-{serve}"))
+        graded[serve] = (out, pipeline.grade(A, subs, out, overrides=config, workers=1))
+    return graded
+
+
+def test_served_cells_give_the_notebook_a_request_per_cell_gives(both_ways):
+    (off, off_results), (on, on_results) = both_ways[False], both_ways[True]
+    assert on_results == off_results
+    paths = sorted(glob.glob(os.path.join(off, "autograded", "*", A.id, "*.ipynb")))
+    assert len(paths) == 6
+    for path in paths:
+        assert comparable(path.replace(off, on)) == comparable(path), path
+
+
+def test_the_learners_extra_cells_ran_as_in_jupyter(both_ways):
+    out, results = both_ways[True]
+    (learner,) = [s for s in results["submissions"] if s["student"] == "learner"]
+    assert learner["status"] == "graded" and learner["score"] == A.max_score, learner
+    nb = nbformat.read(os.path.join(out, "autograded", "learner", A.id, A.notebook + ".ipynb"), as_version=4)
+    cells = {c.source: c for c in nb.cells if c.cell_type == "code"}
+
+    def said(src):
+        return [o.get("text") or o.get("data", {}).get("text/plain") or o.get("ename") for o in cells[src].outputs]
+    first = cells[EXTRA_CELLS[0]]
+    assert said(EXTRA_CELLS[0]) == ["to stdout\n", "to stderr\n", "42"]
+    assert said(EXTRA_CELLS[1]) == ["43"] and cells[EXTRA_CELLS[1]]["execution_count"] == first["execution_count"] + 1
+    assert said(EXTRA_CELLS[2])[-1] == "'updated later'"
+    assert said(EXTRA_CELLS[3]) == ["1\n"]
+    assert said(EXTRA_CELLS[4]) == ["awaited\n"] and said(EXTRA_CELLS[5]) == ["after the await\n", "{'a': [1, 2]}"]
+    assert said(EXTRA_CELLS[6]) == ["ValueError"] and said(EXTRA_CELLS[7]) == ["SyntaxError"]
+    assert said(EXTRA_CELLS[8]) == ["kept\n"]
+    assert cells[""]["execution_count"] is None and cells["print('never run')"]["outputs"] == []
+    counted = cells[EXTRA_CELLS[10]]
+    assert said(EXTRA_CELLS[10]) == [str(counted["execution_count"] + 1)]   # IPython counts the cell first
+    counts = [c["execution_count"] for c in cells.values() if c["execution_count"] is not None]
+    assert counts == list(range(1, len(counts) + 1))   # every cell run once, in order
+
+
+MESSAGES = [
+    ("stream", {"name": "stdout", "text": "hello\n"}),
+    ("display_data", {"data": {"text/plain": "x", "text/html": "<b>x</b>"}, "metadata": {"isolated": True},
+                      "transient": {"display_id": "d1"}}),
+    ("execute_result", {"data": {"text/plain": "42", "application/json": {"a": [1]}}, "metadata": {},
+                        "execution_count": 3}),
+    ("error", {"ename": "ValueError", "evalue": "bad", "traceback": ["line 1", "line 2"]}),
+]
+
+
+@pytest.mark.parametrize("kind,content", MESSAGES)
+def test_an_output_is_what_nbformat_makes_of_the_message(kind, content):
+    msg = {"msg_type": kind, "header": {"msg_type": kind}, "content": content}
+    assert output_node(msg) == output_from_msg(msg)
+
+
+@pytest.mark.parametrize("kind,content", [
+    ("display_data", {"data": {"text/plain": 5}, "metadata": {}}),
+    ("stream", {"name": "stdout"}),
+    ("error", {"ename": "E", "evalue": "v", "traceback": [1]}),
+    ("execute_result", {"data": {}, "metadata": {}, "execution_count": "three"}),
+])
+def test_an_output_a_notebook_cannot_hold_is_refused_as_nbformat_refuses_it(kind, content):
+    msg = {"msg_type": kind, "header": {"msg_type": kind}, "content": content}
+    with pytest.raises(ValidationError):
+        output_node(msg)
+    with pytest.raises((ValidationError, KeyError)):
+        output_from_msg(msg)
+
+
+def test_messages_that_are_not_outputs_make_none():
+    assert output_node({"msg_type": "status", "content": {"execution_state": "idle"}}) is None
