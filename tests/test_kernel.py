@@ -272,3 +272,63 @@ def test_one_transform_per_request_reuses_a_transform_only_within_its_request(mo
         found = ipkernel._accepts_parameters(Runner().run, ["cell_id", "cell_meta"])
         assert found == stock(Runner().run, ["cell_id", "cell_meta"]) == {"cell_id": True, "cell_meta": False}
         found["cell_meta"] = True   # the caller's copy only
+
+
+def test_workers_forked_after_share_use_one_zygote_in_turns(tmp_path):
+    """The grading process starts one zygote for its local workers (Zygotes.share): workers
+    forked afterwards start their kernels from it, at the same time, each kernel its own."""
+    import multiprocessing
+
+    from traitlets.config import Config
+    config = Config()
+    root = str(tmp_path / "kernels")
+    assert ZYGOTES.share(config, root) is not None
+    assert ZYGOTES.ready() and ZYGOTES.shared_root() == root
+    zygote_pid = ZYGOTES.zygote.proc.pid
+
+    def worker(queue):
+        said = []
+        try:
+            for _ in range(3):
+                km = GradingKernelManager(sandbox=True, scratch_root=ZYGOTES.shared_root())
+                run_sync(km.start_kernel)()
+                kc = km.client()
+                kc.start_channels()
+                run_sync(kc.wait_for_ready)(timeout=60)
+                said.append((km.zygote is ZYGOTES.zygote, km.zygote.proc.pid, km.uid, run(kc, "print(6 * 7)")))
+                stop(km, kc)
+        except Exception as exc:
+            said.append(repr(exc))
+        queue.put(said)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    workers = [context.Process(target=worker, args=(queue,)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    found = [queue.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join(30)
+    kernels = [k for said in found for k in said]
+    assert len(kernels) == 6 and all(k[:2] == (True, zygote_pid) and k[3] == "42" for k in kernels), found
+    assert len({k[2] for k in kernels}) == (6 if os.geteuid() == 0 else 1)   # as root, a user per kernel
+
+
+def test_a_reply_left_by_a_dead_worker_is_not_taken_for_the_next(tmp_path):
+    """A worker that dies between its request and the zygote's reply leaves the reply in the
+    pipe, and may die holding the lock: the next request still gets its own reply."""
+    km, kc = start(tmp_path)
+    zygote = km.zygote
+    stop(km, kc)
+    pid = os.fork()
+    if pid == 0:   # a worker: takes the lock, asks, and dies holding it, before reading the reply
+        try:
+            with zygote._locked():
+                os.write(zygote.proc.stdin.fileno(), b'{"op": "poll", "pid": 12345, "id": "dead-0"}\n')
+                time.sleep(0.2)
+                os._exit(0)
+        finally:
+            os._exit(1)
+    os.waitpid(pid, 0)
+    reply = zygote.request({"op": "signal", "pid": 54321, "signal": 0})
+    assert reply["ok"] is True and reply["id"] != "dead-0"
+    assert zygote.request({"op": "poll", "pid": 99999})["status"] is None

@@ -21,6 +21,8 @@ kernel per submission, each in pid, mount and IPC namespaces of its own, with fr
 learner). ``warm = False``, or grading without the sandbox, boots each kernel cold.
 """
 import asyncio
+import contextlib
+import fcntl
 import itertools
 import json
 import multiprocessing.util
@@ -386,11 +388,18 @@ class ZygoteError(RuntimeError):
 
 
 class Zygote:
-    """One warm zygote (zygote.py) in its sandbox, and the grader's end of its pipes."""
+    """One warm zygote (zygote.py) in its sandbox, and the grader's end of its pipes.
+
+    One zygote can serve the workers of a local pool (``Zygotes.share``): the grading
+    process starts it, and the workers it forks inherit this object and take turns on the
+    pipes. A request holds a lock for its write and its reply: a thread lock within a
+    process, and between processes an flock on a file each process opens for itself (the
+    system lets it go if the process dies). Each request carries an id that its reply
+    echoes, so a reply that a dead worker left unread is skipped by the next one."""
 
     SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 
-    def __init__(self, km, scratch_root):
+    def __init__(self, km, scratch_root, wait=True):
         self.own_scratch = not scratch_root
         self.scratch_root = scratch_root or tempfile.mkdtemp(prefix="kernels-")
         os.makedirs(self.scratch_root, exist_ok=True)
@@ -399,44 +408,89 @@ class Zygote:
         with open(self.SOURCE, encoding="utf-8") as f:
             source = f.read()
         cmd = km.bwrap(self.scratch_root, self.sockets_root, root=os.geteuid() == 0, zygote=True)
-        self.lock = threading.Lock()
         self.log = os.path.join(self.sockets_root, "zygote.log")
+        self.lock_file = self.sockets_root + ".lock"   # outside the folder the sandbox sees
+        open(self.lock_file, "wb").close()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=log, cwd=self.scratch_root)
-        self.pid, self.kept = os.getpid(), set()
-        self._read(timeout=120)   # {"ready": ...}: it has imported what kernels import
+        self.pid, self.kept, self.ready = os.getpid(), set(), False
+        self._ids = itertools.count()
+        self._lock = self._flock = self._in_process = None
+        self._pending = b""
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=120):
+        """Wait for the zygote's first line: it has imported what kernels import."""
+        if not self.ready:
+            with self._locked():
+                self._read(None, timeout)
+            self.ready = True
 
     def alive(self):
-        return self.pid == os.getpid() and self.proc.poll() is None
+        if self.pid == os.getpid():
+            return self.proc.poll() is None
+        try:   # a worker forked from the process that started it: not its child
+            with open(f"/proc/{self.proc.pid}/stat", encoding="utf-8") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        except (OSError, IndexError):
+            return False
 
-    def _read(self, timeout):
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else b""
-        if not line:
-            said = ""
+    @contextlib.contextmanager
+    def _locked(self):
+        if self._in_process != os.getpid():   # made anew in each process that uses it
+            self._in_process, self._lock, self._pending = os.getpid(), threading.Lock(), b""
+            self._flock = os.open(self.lock_file, os.O_RDWR)
+        with self._lock:
+            fcntl.flock(self._flock, fcntl.LOCK_EX)
             try:
-                with open(self.log, encoding="utf-8", errors="replace") as f:
-                    said = f.read().strip().splitlines()[-1:]
-            except OSError:
-                pass
-            self.stop()
-            raise ZygoteError(("the kernel zygote stopped answering" if ready or self.proc.poll() is not None
-                               else f"the kernel zygote did not answer within {timeout} s")
-                              + (f": {said[0]}" if said else ""))
-        return json.loads(line)
+                yield
+            finally:
+                fcntl.flock(self._flock, fcntl.LOCK_UN)
+
+    def _read(self, rid, timeout):
+        """The reply to request ``rid`` (None: the first line), skipping others' replies."""
+        deadline = time.monotonic() + timeout
+        out = self.proc.stdout.fileno()
+        while True:
+            line, found, rest = self._pending.partition(b"\n")
+            if found:
+                self._pending = rest
+                reply = json.loads(line)
+                if reply.get("id") == rid:
+                    return reply
+                continue
+            left = deadline - time.monotonic()
+            ready = left > 0 and select.select([out], [], [], left)[0]
+            chunk = os.read(out, 1 << 16) if ready else b""
+            if not chunk:
+                said = ""
+                try:
+                    with open(self.log, encoding="utf-8", errors="replace") as f:
+                        said = f.read().strip().splitlines()[-1:]
+                except OSError:
+                    pass
+                self.stop()
+                raise ZygoteError(("the kernel zygote stopped answering" if ready or not self.alive()
+                                   else f"the kernel zygote did not answer within {timeout} s")
+                                  + (f": {said[0]}" if said else ""))
+            self._pending += chunk
 
     def request(self, obj, timeout=30):
-        with self.lock:
+        self.wait_ready()
+        with self._locked():
             if not self.alive():
                 raise ZygoteError("the kernel zygote is gone")
+            rid = f"{os.getpid()}-{next(self._ids)}"
+            data = memoryview(json.dumps(dict(obj, id=rid)).encode() + b"\n")
             try:
-                self.proc.stdin.write(json.dumps(obj).encode() + b"\n")
-                self.proc.stdin.flush()
+                while data:   # straight to the pipe: no buffer that a forked process could copy
+                    data = data[os.write(self.proc.stdin.fileno(), data):]
             except OSError as exc:
                 self.stop()
                 raise ZygoteError(f"the kernel zygote is gone: {exc}") from exc
-            reply = self._read(timeout)
+            reply = self._read(rid, timeout)
         if "error" in reply:
             raise ZygoteError(reply["error"])
         return reply
@@ -464,18 +518,24 @@ class Zygote:
             except OSError:
                 pass
         shutil.rmtree(self.sockets_root, ignore_errors=True)
+        for path in (self.lock_file,):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
         if self.own_scratch:
             shutil.rmtree(self.scratch_root, ignore_errors=True)
 
 
 class Zygotes:
     """At most one zygote per grading process (per scratch root), started with the first
-    warm kernel and stopped when the process ends."""
+    warm kernel and stopped when the process ends; or one started by the grading process
+    for the local workers it forks (``share``), which they all use."""
 
     def __init__(self):
-        self.zygote, self.key, self.pid, self.failed = None, None, None, {}
+        self.zygote, self.key, self.pid, self.failed, self.shared = None, None, None, {}, False
 
-    def get(self, km):
+    def get(self, km, wait=True):
         key = (km.scratch_root, os.geteuid())
         if key in self.failed:   # tried once in this process: the kernels boot cold
             raise ZygoteError(self.failed[key])
@@ -485,16 +545,67 @@ class Zygotes:
                 self.pid, self.failed = os.getpid(), {}
                 multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
             try:
-                self.zygote, self.key = Zygote(km, km.scratch_root), key
+                self.zygote, self.key = Zygote(km, km.scratch_root, wait=wait), key
             except (ZygoteError, OSError) as exc:
                 self.failed[key] = str(exc)
                 raise
         return self.zygote
 
+    def share(self, config, scratch_root):
+        """Start, in this process, the zygote that the local workers it forks next will all
+        use (``shared_root``), instead of each booting its own: one boot and one set of
+        imports per run. It boots while this process goes on preparing (``ready`` waits for
+        it). Nothing when kernels are not warm; None when it cannot start (each worker then
+        tries its own)."""
+        os.makedirs(scratch_root, exist_ok=True)
+        km = GradingKernelManager(config=config, scratch_root=scratch_root, warm=False)
+        km.cleanup_scratch()   # only its traits are needed: how the sandbox is made
+        if not (km.sandbox and config.GradingKernelManager.get("warm", True)):
+            return None
+        try:
+            zygote = self.get(km, wait=False)
+        except (ZygoteError, OSError):
+            return None
+        self.shared = True
+        return zygote
+
+    def ready(self, keep=None):
+        """Wait for the shared zygote and have it keep ``keep`` (texts for every kernel,
+        ``Zygote.keep``), so that the workers forked next find them kept; False if it failed."""
+        if not self.shared or self.zygote is None:
+            return False
+        try:
+            self.zygote.wait_ready()
+            self.zygote.keep(keep or {})
+        except ZygoteError as exc:
+            self.failed[self.key] = str(exc)
+            self.stop()
+            return False
+        return True
+
+    @contextlib.contextmanager
+    def sharing(self, config, scratch_root, enabled=True):
+        """``share`` for the length of a block (when ``enabled``), stopped at its end."""
+        if enabled:
+            self.share(config, scratch_root)
+        try:
+            yield
+        finally:
+            if self.shared:
+                self.stop()
+
+    def shared_root(self):
+        """The scratch root of the zygote this process shares with its workers (or a worker
+        inherited), while it runs; None otherwise."""
+        if self.shared and self.zygote is not None and self.zygote.alive() and os.path.isdir(self.key[0]):
+            return self.key[0]
+        return None
+
     def stop(self):
         if self.zygote is not None:
             self.zygote.stop()
         self.zygote = self.key = None
+        self.shared = False
 
 
 ZYGOTES = Zygotes()

@@ -21,7 +21,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 from . import feedback, inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
-from .kernel import sandbox_problem
+from .kernel import ZYGOTES, sandbox_problem
 from .preprocessors import prepared
 from .progress import Progress
 from .saveautogrades import grades_of
@@ -112,53 +112,56 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
-    shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
-                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
-    record.prepare(config, aid)
-    course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
-                    source=read_files(os.path.join(work, "source", aid)),
-                    gradebook=record.seed(config, aid, os.path.join(work, "seed.db")))
+    # one zygote for the local workers, booting while this process prepares
+    with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
+        shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
+        record.prepare(config, aid)
+        course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
+                        source=read_files(os.path.join(work, "source", aid)),
+                        gradebook=record.seed(config, aid, os.path.join(work, "seed.db")))
 
-    root = submitted_root(os.path.abspath(submissions))
-    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
-    records, jobs = {}, []
-    for student in find_students(root, aid):
-        if not STUDENT_ID.match(student):
-            records[student] = {"student": student, "status": "unreadable", "flags": [],
-                                "message": "the student folder's name may only use letters, digits and . _ @ + -"}
-            continue
-        staged = os.path.join(work, "submitted", student, aid)
-        problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
-        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
-        if gone and not problem:
-            problem_text = (f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
-                            f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
-        else:
-            problem_text = problem or ""
-        records[student] = {"student": student, "status": "unreadable" if problem else "pending",
-                            "message": problem_text, "flags": flags + ([] if sandbox else ["unsandboxed"])}
-        if not problem:
-            jobs.append({"student": student, "files": read_files(staged)})
-
-    if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
-        feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
-        prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
-    bar = Progress(len(jobs), enabled=progress)
-    judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
-    for result in dispatch.run(course, jobs, parent=work):
-        student = result["student"]
-        rec = records[student]
-        if result["ok"]:
-            try:
-                judged[student] = store(config, assignment, out, work, result)
-            except Exception as exc:
-                rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+        root = submitted_root(os.path.abspath(submissions))
+        release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
+        records, jobs = {}, []
+        for student in find_students(root, aid):
+            if not STUDENT_ID.match(student):
+                records[student] = {"student": student, "status": "unreadable", "flags": [],
+                                    "message": "the student folder's name may only use letters, digits and . _ @ + -"}
+                continue
+            staged = os.path.join(work, "submitted", student, aid)
+            problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
+            gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
+            if gone and not problem:
+                problem_text = (f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
+                                f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
             else:
-                rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
-        else:
-            rec.update(status="error", message=result["message"])
-        bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+                problem_text = problem or ""
+            records[student] = {"student": student, "status": "unreadable" if problem else "pending",
+                                "message": problem_text, "flags": flags + ([] if sandbox else ["unsandboxed"])}
+            if not problem:
+                jobs.append({"student": student, "files": read_files(staged)})
+
+        if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
+            feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
+            _, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
+            ZYGOTES.ready(keep)
+        bar = Progress(len(jobs), enabled=progress)
+        judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
+        for result in dispatch.run(course, jobs, parent=work):
+            student = result["student"]
+            rec = records[student]
+            if result["ok"]:
+                try:
+                    judged[student] = store(config, assignment, out, work, result)
+                except Exception as exc:
+                    rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+                else:
+                    rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
+            else:
+                rec.update(status="error", message=result["message"])
+            bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
     timings_path = os.path.join(own, "timings.csv")

@@ -27,7 +27,7 @@ from nbgrader.converters import Autograde, GenerateFeedback
 
 from . import speedups
 from .course import coursedir
-from .kernel import SPARE
+from .kernel import SPARE, ZYGOTES
 
 speedups.install()
 
@@ -72,7 +72,8 @@ class Worker:
                               ("submitted_directory", "submitted"), ("autograded_directory", "autograded"),
                               ("feedback_directory", "feedback")):
             setattr(config.CourseDirectory, trait, folder)
-        config.GradingKernelManager.scratch_root = os.path.join(self.root, "kernels")
+        # the zygote the grading process started for its local workers, if there is one
+        config.GradingKernelManager.scratch_root = ZYGOTES.shared_root() or os.path.join(self.root, "kernels")
         self.config = config
 
     def grade(self, job):
