@@ -19,6 +19,9 @@ c.Autograde.sanitize_preprocessors = [
 ]
 # Then it runs the learner's cells in a kernel, but judges each graded test cell in the
 # grading process (assignments/grading/preprocessors.py) instead of executing its code.
+# nbconvert's exporter, without copying each notebook three times or checking it as it is
+# read and again as it is written (assignments/grading/exporters.py)
+c.Autograde.exporter_class = "assignments.grading.exporters.AutogradeExporter"
 c.Autograde.autograde_preprocessors = [
     "assignments.grading.preprocessors.JudgedExecute",
     "nbgrader.preprocessors.LimitOutput",

@@ -30,6 +30,8 @@ from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
+from .exporters import ReadOnce
+
 NO_ALT = "No description has been provided for this image"
 _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
 _FOCUSABLE = re.compile(r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
@@ -192,7 +194,7 @@ def _shared_markdown(source, anchor_link_text, exclude_anchor_links, lexer_optio
     return render_markdown(source, {}, False, "", anchor_link_text, exclude_anchor_links, json.loads(lexer_options))
 
 
-class FeedbackExporter(HTMLExporter):
+class FeedbackExporter(ReadOnce, HTMLExporter):
     _environments = {}   # one compiled Jinja environment per template set, for the process
 
     def __init__(self, config=None, **kw):

@@ -2,13 +2,15 @@
 import datetime
 import functools
 import hashlib
+import inspect
 import time
 from queue import Empty
 
+import zmq
 from jupyter_core.utils import run_sync
 from nbclient.client import timestamp
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import ensure_async, run_hook
+from nbclient.util import ensure_async
 from nbformat import NotebookNode, from_dict
 from nbformat.corpus.words import generate_corpus_id
 from nbformat.v4 import new_output
@@ -263,17 +265,39 @@ class JudgedExecute(Execute):
                 if attempt == 2:
                     raise RuntimeError("the grader's harness could not be reached") from None
                 self._reconnect()   # the learner's code closed its socket (or the kernel is replaced)
-        return run_sync(self._async_run_served)(cell, index, parent, nonce)
+        return self._served(cell, index, parent, nonce)
 
-    async def _async_run_served(self, cell, index, parent, nonce):
+    def _hook(self, hook, **kwargs):
+        """nbclient's run_hook, from synchronous code."""
+        if hook is not None:
+            result = hook(**kwargs)
+            if inspect.isawaitable(result):
+                run_sync(ensure_async)(result)
+
+    def _iopub(self):
+        """The IOPub socket of this kernel's client, read synchronously: each message costs
+        a poll and a receive, instead of an asyncio task and loop turn or more."""
+        if getattr(self, "_iopub_of", None) is not self.kc:
+            self._iopub_of, self._iopub_socket = self.kc, zmq.Socket.shadow(self.kc.iopub_channel.socket.underlying)
+        return self._iopub_socket
+
+    def _next_iopub(self, timeout):
+        """The next IOPub message within ``timeout`` seconds, deserialised as the client does."""
+        socket = self._iopub()
+        if not socket.poll(int(timeout * 1000)):
+            raise Empty
+        _, parts = self.kc.session.feed_identities(socket.recv_multipart())
+        return self.kc.session.deserialize(parts)
+
+    def _served(self, cell, index, parent, nonce):
         """nbclient's async_execute_cell, for a cell the harness runs: the same hooks,
         outputs, timing metadata, timeout handling and reply (the harness's ``grader_cell``
         message carries the reply ipykernel would have sent)."""
-        await run_hook(self.on_cell_start, cell=cell, cell_index=index)
+        self._hook(self.on_cell_start, cell=cell, cell_index=index)
         if self.record_timing:
             cell["metadata"]["execution"] = {}
-        await run_hook(self.on_cell_execute, cell=cell, cell_index=index)
-        await run_hook(self.on_cell_complete, cell=cell, cell_index=index)
+        self._hook(self.on_cell_execute, cell=cell, cell_index=index)
+        self._hook(self.on_cell_complete, cell=cell, cell_index=index)
         self.code_cells_executed += 1
         timeout = self._get_timeout(cell)
         cell.outputs = []
@@ -286,16 +310,16 @@ class JudgedExecute(Execute):
         while True:
             wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
             try:
-                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=wait))
+                msg = self._next_iopub(wait)
             except Empty:
-                if not await ensure_async(self.kc.is_alive()):
+                if not run_sync(self.kc.is_alive)():
                     raise DeadKernelError("Kernel died") from None
                 if deadline is not None and time.monotonic() >= deadline:
                     if interrupted or not self.interrupt_on_timeout:
                         raise CellTimeoutError.error_from_timeout_and_cell(
                             "Timeout waiting for IOPub output" if interrupted else "Cell execution timed out",
                             self.iopub_timeout if interrupted else timeout, cell)
-                    await ensure_async(self.km.interrupt_kernel())   # as nbclient does: the cell then ends
+                    run_sync(self.km.interrupt_kernel)()   # as nbclient does: the cell then ends
                     interrupted, deadline = True, time.monotonic() + self.iopub_timeout
                     if self.error_on_timeout:
                         reply = {"content": {**self.error_on_timeout, "status": "error"}}
@@ -320,8 +344,9 @@ class JudgedExecute(Execute):
                     raise RuntimeError("the kernel stopped running the grader's cells")
                 continue
             self.process_message(msg, cell, index)
-        await run_hook(self.on_cell_executed, cell=cell, cell_index=index, execute_reply=reply)
-        await self._check_raise_for_error(cell, index, reply)
+        self._hook(self.on_cell_executed, cell=cell, cell_index=index, execute_reply=reply)
+        if reply["content"].get("status") == "error":   # nbclient's check: raises unless errors are allowed
+            run_sync(self._check_raise_for_error)(cell, index, reply)
         self.nb["cells"][index] = cell
         return cell
 
