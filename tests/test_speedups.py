@@ -129,3 +129,44 @@ def test_a_gradebook_closed_keeps_the_shared_pool_and_a_fork_gets_its_own(tmp_pa
         gb.update_or_create_student("edsger")
         assert len(gb.students) == 4
     assert connects == [os.getpid()]
+
+
+def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path):
+    """speedups' add_submission against nbgrader's own, on the course's assignment: the same
+    rows in every table (ids aside), the same submission returned, the same error twice."""
+    import sqlite3
+
+    import pytest
+    from nbgrader.api import Gradebook, InvalidEntry
+
+    from conftest import course_gradebook
+    config, _ = course_gradebook(tmp_path)
+    url = config.CourseDirectory.db_url
+    with Gradebook(url, config.CourseDirectory.course_id) as gb:
+        for student in ("stock", "ours"):
+            gb.update_or_create_student(student)
+        made = {"stock": speedups._stock_add_submission(gb, "rnn_step_by_step", "stock", timestamp="2026-01-02 03:04:05"),
+                "ours": speedups._add_submission(gb, "rnn_step_by_step", "ours", timestamp="2026-01-02 03:04:05")}
+        assert made["ours"].student_id == "ours" and made["ours"].timestamp == made["stock"].timestamp
+        assert [n.notebook.name for n in made["ours"].notebooks] == [n.notebook.name for n in made["stock"].notebooks]
+        with pytest.raises(InvalidEntry):
+            speedups._add_submission(gb, "rnn_step_by_step", "ours")
+        assert gb.find_submission("rnn_step_by_step", "ours").id == made["ours"].id
+    db = sqlite3.connect(url[len("sqlite:///"):])
+
+    def rows(student):
+        sub = db.execute("SELECT id, assignment_id, timestamp, extension FROM submitted_assignment WHERE student_id = ?",
+                         (student,)).fetchall()
+        (sid, *fields), = sub
+        nbs = db.execute("SELECT id, notebook_id, flagged, late_submission_penalty FROM submitted_notebook "
+                         "WHERE assignment_id = ?", (sid,)).fetchall()
+        found = [tuple(fields), sorted(n[1:] for n in nbs)]
+        for table, columns in (("grade", "auto_score, manual_score, extra_credit, needs_manual_grade"),
+                               ("comment", "auto_comment, manual_comment")):
+            found.append(sorted(db.execute(f"SELECT c.name, c.type, {columns} FROM {table} t JOIN base_cell c "
+                                           f"ON t.cell_id = c.id WHERE t.notebook_id IN ({','.join('?' * len(nbs))})",
+                                           [n[0] for n in nbs]).fetchall()))
+        return found
+    stock, ours = rows("stock"), rows("ours")
+    assert len(stock[2]) == 8 and len(stock[3]) == 8
+    assert ours == stock

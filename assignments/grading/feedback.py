@@ -113,13 +113,19 @@ def _highlighter(lexer):
 IPYTHON_SYNTAX = re.compile(r"[%!?]")
 
 
+@functools.lru_cache(maxsize=None)
+def _python_highlighter(language):
+    """Pygments' Python lexer and the formatter nbconvert makes for ``language``: made once
+    (the formatter builds its style sheet as it is made), reused for every cell."""
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers.python import PythonLexer
+    return PythonLexer(), HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"))
+
+
 def _python_highlight(source, language):
     """What nbconvert's Highlight2HTML draws for ``language`` (ipython3), lexed as Python."""
     from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers.python import PythonLexer
-    formatter = HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"))
-    return highlight(source or " ", PythonLexer(), formatter)
+    return highlight(source or " ", *_python_highlighter(language))
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
