@@ -1,6 +1,7 @@
 """Where submissions are graded: in this process, in a pool of local worker processes (the
 default: one per core), or on a Dask cluster. Every way yields the workers' results as
 they finish, and a submission whose worker was lost is retried once, then reported."""
+import gc
 import importlib.util
 import multiprocessing
 import os
@@ -42,7 +43,12 @@ class Dispatch(Configurable):
             yield from self._in_pool(course, jobs, parent)
 
     def _in_pool(self, course, jobs, parent):
-        # fork: the workers start with everything this process already imported
+        # fork: the workers start with everything this process already imported. Its objects
+        # are moved out of the collector's reach first (Python's advice for forking servers):
+        # each worker's collector would otherwise walk them all on its first full collection
+        # (a tenth of a second), and write to every page it walks, which the fork shared
+        gc.collect()
+        gc.freeze()
         context = multiprocessing.get_context("fork")
         pending = jobs
         for attempt in (1, 2):
