@@ -145,7 +145,8 @@ def answers(job):
         for index in sorted(_recorded):
             yield {"case": index, "calls": encode_calls(_recorded[index])}
         return
-    request = json.loads(_kept[job["key"]] if job.get("key") else job["request"])
+    kept = _kept.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text
+    request = dict(kept) if isinstance(kept, dict) else json.loads(kept if kept is not None else job["request"])
     request.update(json.loads(job.get("extra", "{}")))
     for index, result in enumerate(call(_shell.user_ns, request)):
         result["case"] = index

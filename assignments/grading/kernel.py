@@ -503,7 +503,7 @@ class Zygote:
         for key, item in items.items():
             if key not in self.kept:
                 self.request({"op": "keep", "key": key, "text": item["text"], "compile": bool(item.get("compile")),
-                              "filename": item.get("filename", "<kept>")})
+                              "json": bool(item.get("json")), "filename": item.get("filename", "<kept>")})
                 self.kept.add(key)
 
     def stop(self):

@@ -38,11 +38,14 @@ def prepared(assignment):
     keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
-        keep[kept_key(text)] = {"text": text}
+        keep[kept_key(text)] = {"text": text, "json": True}   # parsed in the zygote, once
     return judge, source, keep
 
 
+@functools.lru_cache(maxsize=256)
 def kept_key(text):
+    """The key of a text kept in the zygote (the same request texts come back for every
+    submission: hashed once)."""
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -457,9 +457,10 @@ def serve():
                             os._exit(70)
                 live.add(pid)
                 reply({"pid": pid}, rid)
-            elif req["op"] == "keep":   # code is compiled once, here, for every kernel to come
+            elif req["op"] == "keep":   # code compiled once, data parsed once, here, for every kernel to come
                 text = req["text"]
-                KEPT.items[req["key"]] = compile(text, req["filename"], "exec") if req.get("compile") else text
+                KEPT.items[req["key"]] = (compile(text, req["filename"], "exec") if req.get("compile")
+                                          else json.loads(text) if req.get("json") else text)
                 reply({"ok": True}, rid)
             elif req["op"] == "poll":   # an exit is told once
                 reply({"status": exited.pop(req["pid"], None)}, rid)
