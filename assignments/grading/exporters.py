@@ -15,9 +15,12 @@ an AutogradeExporter writes is not checked again as it is written. Every preproc
 runs, the check after them still raises, and the files written are byte for byte those
 nbconvert writes (tests/test_exporters.py).
 """
+import json
+
 import nbformat
 from nbconvert.exporters import Exporter, NotebookExporter
 from nbformat import NotebookNode
+from nbformat.v4 import rwbase
 
 
 class OwnedNotebook(NotebookNode):
@@ -30,9 +33,20 @@ class OwnedNotebook(NotebookNode):
 
 def read_owned(file_stream):
     """The notebook of a converter's input file, as ``nbformat.read(..., as_version=4)``
-    reads it, without the check whose only outcome is a logged message."""
-    nb = nbformat.convert(nbformat.reader.reads(file_stream.read()), 4)
-    return OwnedNotebook(nb)
+    reads it, without the check whose only outcome is a logged message. A version 4 notebook
+    is made of NotebookNodes as the JSON parser builds it, instead of by walking the parsed
+    dicts again (nbformat's from_dict); then nbformat's reader joins the lines and drops the
+    transient fields."""
+    text = file_stream.read()
+    try:
+        nb = json.loads(text, object_hook=NotebookNode)
+    except ValueError:
+        nb = None   # nbformat's reader says why
+    if isinstance(nb, NotebookNode) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list):
+        nb = rwbase.strip_transient(rwbase.rejoin_lines(nb))
+    else:
+        nb = nbformat.reader.reads(text)
+    return OwnedNotebook(nbformat.convert(nb, 4))
 
 
 class ReadOnce:

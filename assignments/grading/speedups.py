@@ -31,6 +31,7 @@ from sqlalchemy.orm.exc import FlushError
 
 _ENGINES = {}
 _SCRATCH = set()   # databases thrown away after the run (a worker's own gradebook)
+_READY = set()     # (engine, course id) whose schema and course row were found
 _stock_init = nbgrader.api.Gradebook.__init__
 _stock_close = nbgrader.api.Gradebook.close
 _stock_add_submission = nbgrader.api.Gradebook.add_submission
@@ -88,11 +89,15 @@ def _engine(db_url):
 
 def _gradebook_init(self, db_url, course_id="default_course", authenticator=None):
     engine = _engine(db_url)
-    try:
-        with engine.connect() as con:
-            ready = con.execute(text("SELECT 1 FROM course WHERE id = :id"), {"id": course_id}).first()
-    except Exception:   # no schema yet, or not reachable: nbgrader's own path says why
-        ready = None
+    ready = (engine, course_id) in _READY   # found once: the schema and the row stay for the run
+    if not ready:
+        try:
+            with engine.connect() as con:
+                ready = con.execute(text("SELECT 1 FROM course WHERE id = :id"), {"id": course_id}).first()
+        except Exception:   # no schema yet, or not reachable: nbgrader's own path says why
+            ready = None
+        if ready:
+            _READY.add((engine, course_id))
     if not ready:
         _stock_init(self, db_url, course_id, authenticator)
         if db_url in _SCRATCH:   # the schema and the course row are there: go on without flushes

@@ -110,7 +110,10 @@ class Worker:
                 os.environ["NBGRADER_EXECUTION"] = before
         if result["ok"]:
             try:
-                GenerateFeedback(coursedir=coursedir(self.config, aid, student), config=self.config).start()
+                # only the page is kept: the files beside the notebook need no copy beside it
+                pages = coursedir(self.config, aid, student)
+                pages.ignore = [*pages.ignore, "*"]
+                GenerateFeedback(coursedir=pages, config=self.config).start()
                 with open(os.path.join(folders[2], self.course.notebook + ".html"), encoding="utf-8") as f:
                     result["feedback"] = f.read()
             except Exception as exc:
