@@ -23,9 +23,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.converters import GenerateFeedback
 
 from . import speedups
+from .autograde import OnePassAutograde
 from .course import coursedir
 from .kernel import SPARE, ZYGOTES
 
@@ -97,7 +98,7 @@ class Worker:
         # set when autograding fails (nbgrader.utils.setenv restores it without a finally)
         before = os.environ.get("NBGRADER_EXECUTION")
         try:
-            Autograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
+            OnePassAutograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
             with open(os.path.join(folders[1], self.course.notebook + ".ipynb"), encoding="utf-8") as f:
                 result.update(ok=True, notebook=f.read())
         except Exception as exc:

@@ -1,0 +1,77 @@
+"""autograde.py: nbgrader's Autograde in one conversion per notebook writes the autograded
+notebooks and records the grades that nbgrader's two conversions do, on the sample class
+and on tampered submissions (the sanitising steps restore what a learner changed)."""
+import glob
+import importlib.util
+import json
+import os
+
+import pytest
+from nbgrader.converters import Autograde
+
+from assignments.grading import autograde, pipeline, worker
+
+from conftest import REPO, A, build_samples, gradebook_dump
+
+
+def comparable(path):
+    """An autograded notebook without what differs from run to run: nbclient's timestamps,
+    the random ids of cells nbgrader puts back (a deleted test cell), and where ipykernel's
+    timed flushes split a stream (consecutive stream outputs of one name are joined)."""
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)
+    with open(path.replace("/autograded/", "/.nbgrader/submitted/"), encoding="utf-8") as f:
+        submitted = {c.get("id") for c in json.load(f)["cells"]}
+    for cell in nb["cells"]:
+        if cell.get("id") not in submitted:
+            cell["id"] = "put back"
+        cell.get("metadata", {}).pop("execution", None)
+        joined = []
+        for out in cell.get("outputs", []):
+            text = "".join(out["text"]) if out["output_type"] == "stream" else None
+            if joined and text is not None and joined[-1]["output_type"] == "stream" and joined[-1]["name"] == out["name"]:
+                joined[-1]["text"] += text
+            else:
+                joined.append(dict(out, text=text) if text is not None else out)
+        if "outputs" in cell:
+            cell["outputs"] = joined
+    return nb
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    subs = build_samples(str(tmp_path_factory.mktemp("onepass")))
+    spec = importlib.util.spec_from_file_location("hostile_build", os.path.join(REPO, "tests", "fixtures", "hostile", "build.py"))
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    hostile = str(tmp_path_factory.mktemp("tampered"))
+    build.build(hostile)
+    for case in build.TAMPERING:   # the tampered submissions join the sample class
+        os.rename(os.path.join(hostile, case), os.path.join(subs, "submitted", case))
+    graded = {}
+    for converter in (Autograde, autograde.OnePassAutograde):
+        mp = pytest.MonkeyPatch()
+        mp.setattr(worker, "OnePassAutograde", converter)
+        out = str(tmp_path_factory.mktemp(converter.__name__))
+        try:
+            graded[converter] = (out, pipeline.grade(A, subs, out, workers=1))
+        finally:
+            mp.undo()
+    return graded
+
+
+def test_one_conversion_writes_what_two_do(both):
+    (stock, stock_results), (ours, ours_results) = both[Autograde], both[autograde.OnePassAutograde]
+    assert ours_results == stock_results
+    paths = sorted(glob.glob(os.path.join(stock, "autograded", "*", A.id, "*.ipynb")))
+    assert len(paths) >= 9
+    for path in paths:
+        assert comparable(path.replace(stock, ours)) == comparable(path), path
+    assert gradebook_dump(f"sqlite:///{ours}/gradebook.db") == gradebook_dump(f"sqlite:///{stock}/gradebook.db")
+
+
+def test_tampering_is_still_undone_and_flagged(both):
+    _, results = both[autograde.OnePassAutograde]
+    by = {s["student"]: s for s in results["submissions"]}
+    assert by["edited_test_cell"]["score"] == by["ada"]["score"] == A.max_score
+    assert any(f.startswith("tampered:edited:") for f in by["edited_imports"]["flags"])
