@@ -170,3 +170,26 @@ def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path)
     stock, ours = rows("stock"), rows("ours")
     assert len(stock[2]) == 8 and len(stock[3]) == 8
     assert ours == stock
+
+
+def test_an_unchanged_assignment_is_not_generated_again_for_the_class(tmp_path, monkeypatch):
+    """record.prepare(..., like=seed) leaves a gradebook that already holds the assignment as
+    the seed holds it, and prepares one that does not (a first run, a changed source)."""
+    from nbgrader.converters import GenerateAssignment
+
+    from assignments.grading import record
+    from conftest import course_gradebook
+    config, _ = course_gradebook(tmp_path)   # the class's gradebook, prepared by nbgrader
+    config.GenerateAssignment.force = True
+    seed = f"sqlite:///{tmp_path / 'seed.db'}"
+    record.seed(config, "rnn_step_by_step", str(tmp_path / "seed.db"))
+    runs = []
+    monkeypatch.setattr(GenerateAssignment, "start", lambda self: runs.append(self.coursedir.db_url))
+    record.prepare(config, "rnn_step_by_step", like=seed)
+    assert runs == []   # the same rows: nothing to write
+    assert record.assignment_rows(config.CourseDirectory.db_url, "rnn_step_by_step")[3]   # sources compared too
+    import sqlite3
+    with sqlite3.connect(str(tmp_path / "seed.db")) as db:   # the source changed since: one cell's points
+        db.execute("UPDATE grade_cells SET max_score = max_score + 1 WHERE id = (SELECT id FROM grade_cells LIMIT 1)")
+    record.prepare(config, "rnn_step_by_step", like=seed)
+    assert runs == [config.CourseDirectory.db_url]

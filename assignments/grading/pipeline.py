@@ -117,10 +117,10 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
         assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
-        record.prepare(config, aid)
+        seed = record.seed(config, aid, os.path.join(work, "seed.db"))   # also writes the release
+        record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
         course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
-                        source=read_files(os.path.join(work, "source", aid)),
-                        gradebook=record.seed(config, aid, os.path.join(work, "seed.db")))
+                        source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
 
         root = submitted_root(os.path.abspath(submissions))
         release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)

@@ -10,6 +10,7 @@ import sqlite3
 from nbgrader.api import Gradebook
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import AssignLatePenalties
+from sqlalchemy import text
 
 from . import speedups
 from .course import coursedir
@@ -18,9 +19,37 @@ from .saveautogrades import SaveAutoGradesAtOnce
 speedups.install()
 
 
-def prepare(config, assignment_id):
+# What nbgrader's GenerateAssignment records of an assignment, without the rows' ids (which
+# differ between gradebooks): its due date and course, its notebooks, their cells with their
+# kind and points, and the sources and checksums of the cells it keeps.
+_BY_NAME = "JOIN notebook n ON c.notebook_id = n.id JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid"
+ASSIGNMENT_ROWS = (
+    "SELECT a.name, a.duedate, a.course_id FROM assignment a WHERE a.name = :aid",
+    "SELECT n.name, n.kernelspec FROM notebook n JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid",
+    "SELECT n.name, c.name, c.type, g.max_score, g.cell_type, t.max_score, t.cell_type FROM base_cell c "
+    "LEFT JOIN grade_cells g ON g.id = c.id LEFT JOIN task_cells t ON t.id = c.id " + _BY_NAME,
+    "SELECT n.name, c.name, c.cell_type, c.locked, c.source, c.checksum FROM source_cell c " + _BY_NAME,
+)
+
+
+def assignment_rows(db_url, assignment_id):
+    """The assignment as a gradebook records it (ASSIGNMENT_ROWS), comparable between two."""
+    with Gradebook(db_url) as gb:
+        return [sorted(tuple(row) for row in gb.db.execute(text(q), {"aid": assignment_id})) for q in ASSIGNMENT_ROWS]
+
+
+def prepare(config, assignment_id, like=None):
     """Add the assignment (from the run's source folder) to the gradebook at
-    ``config.CourseDirectory.db_url``, and write its release."""
+    ``config.CourseDirectory.db_url``, and write its release. With ``like`` (a gradebook URL
+    already prepared from the same folder, such as the seed's), nothing is done when the
+    gradebook already holds the assignment exactly as ``like`` does: a rerun of an unchanged
+    assignment would only write the same rows again."""
+    if like is not None:
+        try:
+            if assignment_rows(config.CourseDirectory.db_url, assignment_id) == assignment_rows(like, assignment_id):
+                return
+        except Exception:   # no schema or no such assignment yet: nbgrader makes them
+            pass
     GenerateAssignment(coursedir=coursedir(config, assignment_id), config=config).start()
 
 
