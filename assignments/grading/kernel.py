@@ -502,8 +502,8 @@ class Zygote:
         """Have the zygote keep these texts (zygote.py's KEPT) for the kernels it forks next."""
         for key, item in items.items():
             if key not in self.kept:
-                self.request({"op": "keep", "key": key, "text": item["text"], "compile": bool(item.get("compile")),
-                              "json": bool(item.get("json")), "filename": item.get("filename", "<kept>")})
+                self.request({"op": "keep", "key": key, "text": item["text"], "filename": item.get("filename", "<kept>"),
+                              **{k: item[k] for k in ("compile", "run", "json", "decode") if k in item}})
                 self.kept.add(key)
 
     def stop(self):

@@ -35,10 +35,11 @@ def prepared(assignment):
     (compiled once) and every judged call's request, under keys (kernel.py's ``keep``)."""
     output_validator()   # compiled here too, so that forked workers inherit it
     judge, source = Judge(assignment), harness.kernel_source(assignment)
-    keep = {kept_key(source): {"text": source, "compile": True, "filename": "<grader>"}}
+    # the harness, run once in the zygote; each request parsed there, its cases decoded there
+    keep = {kept_key(source): {"text": source, "compile": True, "run": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
-        keep[kept_key(text)] = {"text": text, "json": True}   # parsed in the zygote, once
+        keep[kept_key(text)] = {"text": text, "json": True, "decode": kept_key(source)}
     return judge, source, keep
 
 

@@ -415,6 +415,30 @@ def preload():
     gc.freeze()   # what the kernels share stays shared: the collector will not touch it
 
 
+def kept(req):
+    """What a ``keep`` request keeps: code compiled; with "run", the namespace it builds when
+    run (the grader's harness, built as each kernel would build it before any learner code,
+    here where no learner code ever runs); data parsed; with "decode" (the key of a kept
+    harness), a judged request whose cases are also decoded into the arrays the learner's
+    function is handed."""
+    text = req["text"]
+    if req.get("compile"):
+        code = compile(text, req["filename"], "exec")
+        if not req.get("run"):
+            return code
+        import builtins
+        space = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
+        exec(code, space)
+        return space
+    if not req.get("json"):
+        return text
+    data = json.loads(text)
+    harness = KEPT.items.get(req.get("decode"))
+    if isinstance(harness, dict) and isinstance(data, dict) and isinstance(data.get("cases"), list):
+        data["decoded_cases"] = [harness["decode"](case) for case in data["cases"]]
+    return data
+
+
 def serve():
     preload()
     live, exited = set(), {}
@@ -457,10 +481,8 @@ def serve():
                             os._exit(70)
                 live.add(pid)
                 reply({"pid": pid}, rid)
-            elif req["op"] == "keep":   # code compiled once, data parsed once, here, for every kernel to come
-                text = req["text"]
-                KEPT.items[req["key"]] = (compile(text, req["filename"], "exec") if req.get("compile")
-                                          else json.loads(text) if req.get("json") else text)
+            elif req["op"] == "keep":   # made once, here, for every kernel to come
+                KEPT.items[req["key"]] = kept(req)
                 reply({"ok": True}, rid)
             elif req["op"] == "poll":   # an exit is told once
                 reply({"status": exited.pop(req["pid"], None)}, rid)
