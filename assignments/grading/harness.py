@@ -170,7 +170,11 @@ def answers(job):
 def _flush():
     """Send what the learner's cell printed, as ipykernel does before it replies: the
     streams of the moment (a cell may have replaced them) and the kernel's own."""
+    done = []
     for stream in (_sys.stdout, _sys.stderr) + tuple(_streams):
+        if any(stream is d for d in done):   # each flush waits for the kernel's IOPub thread
+            continue
+        done.append(stream)
         try:
             stream.flush()
         except Exception:
