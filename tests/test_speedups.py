@@ -178,6 +178,7 @@ def test_an_unchanged_assignment_is_not_generated_again_for_the_class(tmp_path, 
     from nbgrader.converters import GenerateAssignment
 
     from assignments.grading import record
+
     from conftest import course_gradebook
     config, _ = course_gradebook(tmp_path)   # the class's gradebook, prepared by nbgrader
     config.GenerateAssignment.force = True

@@ -518,11 +518,10 @@ class Zygote:
             except OSError:
                 pass
         shutil.rmtree(self.sockets_root, ignore_errors=True)
-        for path in (self.lock_file,):
-            try:
-                os.remove(path)
-            except OSError:
-                pass
+        try:
+            os.remove(self.lock_file)
+        except OSError:
+            pass
         if self.own_scratch:
             shutil.rmtree(self.scratch_root, ignore_errors=True)
 
