@@ -93,6 +93,30 @@ def gradebook_dump(db_url, course_id="rnn-step-by-step"):
     return sorted(rows, key=repr)
 
 
+def comparable_notebook(nb, known_ids=None):
+    """An executed notebook (parsed JSON) without what differs from run to run: nbclient's
+    timestamps, where ipykernel's timed flushes happened to split a stream (consecutive
+    stream outputs of one name are joined, as nbclient's coalesce_streams joins them) and,
+    when ``known_ids`` is given, the random ids of cells that are not among them (a cell
+    nbgrader puts back)."""
+    for cell in nb["cells"]:
+        if known_ids is not None and cell.get("id") not in known_ids:
+            cell["id"] = "put back"
+        cell.get("metadata", {}).pop("execution", None)
+        joined = []
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream":
+                text = "".join(out["text"])
+                if joined and joined[-1]["output_type"] == "stream" and joined[-1]["name"] == out["name"]:
+                    joined[-1]["text"] += text
+                    continue
+                out = dict(out, text=text)
+            joined.append(out)
+        if "outputs" in cell:
+            cell["outputs"] = joined
+    return nb
+
+
 def course_gradebook(root):
     """A course folder at ``root`` whose gradebook holds the RNN assignment and an empty
     submission by "ada": its config, and the resources nbgrader's preprocessors get for

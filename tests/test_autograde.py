@@ -11,31 +11,17 @@ from nbgrader.converters import Autograde
 
 from assignments.grading import autograde, pipeline, worker
 
-from conftest import REPO, A, build_samples, gradebook_dump
+from conftest import REPO, A, build_samples, comparable_notebook, gradebook_dump
 
 
 def comparable(path):
-    """An autograded notebook without what differs from run to run: nbclient's timestamps,
-    the random ids of cells nbgrader puts back (a deleted test cell), and where ipykernel's
-    timed flushes split a stream (consecutive stream outputs of one name are joined)."""
+    """An autograded notebook as comparable_notebook makes it, the submitted cells' ids
+    known (a deleted test cell comes back with a random id)."""
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)
     with open(path.replace("/autograded/", "/.nbgrader/submitted/"), encoding="utf-8") as f:
         submitted = {c.get("id") for c in json.load(f)["cells"]}
-    for cell in nb["cells"]:
-        if cell.get("id") not in submitted:
-            cell["id"] = "put back"
-        cell.get("metadata", {}).pop("execution", None)
-        joined = []
-        for out in cell.get("outputs", []):
-            text = "".join(out["text"]) if out["output_type"] == "stream" else None
-            if joined and text is not None and joined[-1]["output_type"] == "stream" and joined[-1]["name"] == out["name"]:
-                joined[-1]["text"] += text
-            else:
-                joined.append(dict(out, text=text) if text is not None else out)
-        if "outputs" in cell:
-            cell["outputs"] = joined
-    return nb
+    return comparable_notebook(nb, submitted)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """preprocessors.py: JudgedExecute runs the learner's cells as jobs of the one request that
 serves the judge (serve_cells), and must give the notebook that one execute request per
 cell gives; outputs are checked against the notebook format by a compiled validator."""
-import copy
 import glob
 import json
 import os
@@ -16,7 +15,7 @@ from assignments.grading import pipeline
 from assignments.grading.preprocessors import output_node
 from assignments.grading.submissions import answer_cells, fill
 
-from conftest import REPO, A, build_samples
+from conftest import REPO, A, build_samples, comparable_notebook
 
 # Cells a learner may add: every kind of output, an error, IPython's own syntax, a display
 # updated later, the last result reused, top-level await (run with a request of its own), a
@@ -51,26 +50,8 @@ def learner_notebook():
 
 
 def comparable(path):
-    """An autograded notebook without what differs from run to run: nbclient's timestamps,
-    and where ipykernel's timed flushes happened to split a stream (consecutive stream
-    outputs of one name are joined, as nbclient's coalesce_streams joins them)."""
     with open(path, encoding="utf-8") as f:
-        nb = json.load(f)
-    for cell in nb["cells"]:
-        cell.get("metadata", {}).pop("execution", None)
-        joined = []
-        for out in cell.get("outputs", []):
-            if (joined and out["output_type"] == "stream" and joined[-1]["output_type"] == "stream"
-                    and joined[-1]["name"] == out["name"]):
-                joined[-1]["text"] = ["".join(joined[-1]["text"]) + "".join(out["text"])]
-            else:
-                out = copy.deepcopy(out)
-                if out["output_type"] == "stream":
-                    out["text"] = ["".join(out["text"])]
-                joined.append(out)
-        if "outputs" in cell:
-            cell["outputs"] = joined
-    return nb
+        return comparable_notebook(json.load(f))
 
 
 @pytest.fixture(scope="module")
