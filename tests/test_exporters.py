@@ -24,12 +24,9 @@ def notebooks(tmp_path):
                             nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=3),
                             nbformat.v4.new_output("error", ename="E", evalue="v", traceback=["\x1b[31mE\x1b[0m"])]
     ada.cells[2].execution_count = 3
-    paths = [release]
-    for name, nb in (("ada", ada),):
-        path = str(tmp_path / f"{name}.ipynb")
-        nbformat.write(nb, path)
-        paths.append(path)
-    return paths
+    path = str(tmp_path / "ada.ipynb")
+    nbformat.write(ada, path)
+    return [release, path]
 
 
 class Tag(Preprocessor):

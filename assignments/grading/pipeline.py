@@ -117,8 +117,9 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
         assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
-        seed = record.seed(config, aid, os.path.join(work, "seed.db"))   # also writes the release
-        record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
+        seed_db = os.path.join(work, "seed.db")
+        seed = record.seed(config, aid, seed_db)   # also writes the release
+        record.prepare(config, aid, like="sqlite:///" + seed_db)
         course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                         source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
 

@@ -80,7 +80,9 @@ def _engine(db_url):
             key = (db_url, None)
     if key not in _ENGINES:
         for old in [k for k in _ENGINES if k == db_url or (isinstance(k, tuple) and k[0] == db_url)]:
-            _ENGINES.pop(old).dispose()
+            engine = _ENGINES.pop(old)
+            _READY.difference_update([r for r in _READY if r[0] is engine])
+            engine.dispose()
         _ENGINES[key] = create_engine(db_url, echo=False, future=True)
         if db_url in _SCRATCH and db_url.startswith("sqlite:"):
             event.listen(_ENGINES[key], "connect", _no_flushes)

@@ -94,10 +94,7 @@ class Worker:
                   "worker": f"{socket.gethostname()}:{os.getpid()}"}
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
-        # nbgrader sets NBGRADER_EXECUTION in this process while it autogrades, and leaves it
-        # set when autograding fails (nbgrader.utils.setenv restores it without a finally)
-        before = os.environ.get("NBGRADER_EXECUTION")
-        try:
+        try:   # OnePassAutograde puts NBGRADER_EXECUTION back, even when autograding fails
             OnePassAutograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
             with open(os.path.join(folders[1], self.course.notebook + ".ipynb"), encoding="utf-8") as f:
                 result.update(ok=True, notebook=f.read())
@@ -105,10 +102,6 @@ class Worker:
             result["message"] = f"autograde failed: {errors.cause() or exc}"
         finally:
             logging.getLogger("traitlets").removeHandler(errors)
-            if before is None:
-                os.environ.pop("NBGRADER_EXECUTION", None)
-            else:
-                os.environ["NBGRADER_EXECUTION"] = before
         if result["ok"]:
             try:
                 # only the page is kept: the files beside the notebook need no copy beside it
