@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres browser demo test release grade clean
+.PHONY: setup sandbox postgres browser demo test release grade hub clean
 
 setup: $(VENV)/.installed sandbox
 
@@ -47,6 +47,15 @@ release: setup
 
 grade: setup
 	$(PY) -m assignments grade
+
+# The course on JupyterHub (docs/hub.md): as root, sets this machine up (users, the exchange,
+# the instructor's course folder, JupyterHub and its proxy) and starts the hub on port 8000.
+# HUB_ARGS passes options to hub/deploy.py, e.g. HUB_ARGS="--students ana,bo --port 8443".
+HUB_PYTHON ?= /usr/bin/python3
+hub:
+	@[ "$$(id -u)" = 0 ] || { echo "make hub makes users and runs their servers: run it as root (sudo make hub)"; exit 2; }
+	@[ -x $(HUB_PYTHON) ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv >/dev/null; }
+	$(HUB_PYTHON) hub/deploy.py --start $(HUB_ARGS)
 
 clean:
 	rm -rf $(VENV) .nbgrader gradebook.db grades.csv grades_canvas.csv grades_moodle.csv results.json \

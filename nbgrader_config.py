@@ -1,5 +1,7 @@
 # The course's nbgrader configuration. `python -m assignments ...` loads this file and then
 # points the course directories at the run's own folders (see assignments/grading/course.py).
+from nbgrader.converters import GenerateAssignment
+
 c = get_config()  # noqa: F821
 
 c.CourseDirectory.course_id = "rnn-step-by-step"
@@ -7,6 +9,14 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgr
 
 # Stubs that replace the solution regions in the student version.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# generate_assignment (formgrader's Generate button, `python -m assignments release`) first
+# refreshes what is generated in source/<id>/ (solutions, worked examples, expected outputs, the
+# students' checks and their data), then, before nbgrader's own steps, draws the figures into
+# the release notebook: any of them makes the same release (assignments/grading/release.py).
+c.GenerateAssignment.pre_convert_hook = "assignments.grading.release.refresh_source_hook"
+c.GenerateAssignment.preprocessors = ["assignments.grading.release.CourseRelease",
+                                      *GenerateAssignment.class_traits()["preprocessors"].default()]
 
 # Autograde first puts back what a learner changed in the release's cells (nbgrader's own
 # steps; OverwriteCells reads the gradebook in one query per table).

@@ -46,6 +46,8 @@ def main(argv=None):
     g.add_argument("--out", default=REPO, help="where autograded/, feedback/, grades.csv, results.json go")
     g.add_argument("--assignment", action="append", default=None, metavar="ID",
                    help="grade this assignment (repeatable; default: every assignment the submissions hold)")
+    g.add_argument("--student", action="append", default=None, metavar="ID",
+                   help="regrade only this student (repeatable); the others keep what an earlier run gave them")
     g.add_argument("--quiet", action="store_true", help="no progress, no summary table")
     g.add_argument("--no-sandbox", action="store_true",
                    help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
@@ -120,12 +122,22 @@ def main(argv=None):
         print(f"error: no submissions of any assignment of this course ({', '.join(course.known())}) "
               f"in {submissions}", file=sys.stderr)
         return 2
+    only = getattr(args, "student", None)
+    if only:
+        root = pipeline.submitted_root(os.path.abspath(submissions))
+        found = {aid: pipeline.find_students(root, aid, set(only)) for aid in wanted}
+        absent = sorted(set(only) - {s for students in found.values() for s in students})
+        if absent:
+            print(f"error: no submission by {', '.join(absent)} in {root} "
+                  f"(of {', '.join(wanted)})", file=sys.stderr)
+            return 2
+        wanted = [aid for aid in wanted if found[aid]]
     for aid in wanted:
         try:
             a = course.load(aid)
             results = pipeline.grade(a, submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
                                      workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
-                                     db_url=getattr(args, "db_url", None), progress=not args.quiet)
+                                     db_url=getattr(args, "db_url", None), progress=not args.quiet, students=only)
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
@@ -163,7 +175,7 @@ def export(results_path, fmt, out=None, title=None, db_url=None):
     except report.BadResults as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    config = load_config(folder, db_url)
+    config = load_config(folder, db_url, course=True)
     url = config.CourseDirectory.db_url
     students = [s["student"] for s in results["submissions"]]
     if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):

@@ -128,6 +128,7 @@ def course_gradebook(root):
     shutil.copytree(A.source_dir, root / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
     A.write_generated(str(root / "source" / A.id), reuse_release=True)
     config = load_config(str(root))
+    config.GenerateAssignment.pre_convert_hook = None   # written just above
     record.prepare(config, A.id)
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         gb.update_or_create_student("ada")

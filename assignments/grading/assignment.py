@@ -112,9 +112,10 @@ class Assignment(abc.ABC):
         """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
         return []
 
-    def finish_release_source(self, folder):
-        """Add to the release build's copy of source/<id>/ what only the release carries
-        (figures drawn now, for instance); nothing by default."""
+    def finish_release_notebook(self, nb):
+        """Add to the notebook nbgrader's generate_assignment is making what only the release
+        carries (figures drawn now, for instance; release.CourseRelease calls it); nothing by
+        default."""
 
     # --- derived by the engine --------------------------------------------------------------
 

@@ -13,12 +13,14 @@ import json
 import os
 import re
 import shutil
+import sys
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import feedback, inspect_submission, lms, record, report
+from . import feedback, folders, inspect_submission, lms, record, report
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .kernel import ZYGOTES, sandbox_problem
@@ -47,9 +49,11 @@ def submitted_root(submissions):
     return inner if os.path.isdir(inner) else submissions
 
 
-def find_students(root, assignment_id):
+def find_students(root, assignment_id, only=None):
+    """The students with a folder for the assignment (of ``only``, when given)."""
     return sorted(s for s in os.listdir(root)
-                  if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith("."))
+                  if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith(".")
+                  and (only is None or s in only))
 
 
 def stage(assignment, src, dest, release_nb):
@@ -82,26 +86,16 @@ def stage(assignment, src, dest, release_nb):
 
 
 def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=None, scheduler=None,
-          db_url=None, progress=False):
-    """Grade every submission; ``sandbox=False`` runs kernels without bubblewrap (flagged).
-    ``overrides`` (a traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
+          db_url=None, progress=False, students=None):
+    """Grade every submission (``students``: only theirs, the others keep what an earlier run
+    gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
+    traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
     ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
     (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
     out = os.path.abspath(out)
     aid = assignment.id
     work = os.path.join(out, WORK)
-    config = load_config(out, db_url, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
-                         submitted_directory=f"{WORK}/submitted",
-                         autograded_directory="autograded", feedback_directory="feedback")
-    for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
-        config[name].force = True
-    config.GradingKernelManager.sandbox = sandbox
-    if overrides is not None:
-        config.merge(overrides)
-    if workers is not None:
-        config.Dispatch.workers = workers
-    if scheduler is not None:
-        config.Dispatch.scheduler = scheduler
+    config = run_config(out, db_url, sandbox, overrides, workers, scheduler)
     dispatch = Dispatch(config=config)
     if sandbox and not dispatch.scheduler:   # a cluster's workers are checked where they run
         problem = sandbox_problem()
@@ -114,48 +108,21 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     os.makedirs(work)
     # one zygote for the local workers, booting while this process prepares
     with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
-        shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
-                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-        assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
-        seed_db = os.path.join(work, "seed.db")
-        seed = record.seed(config, aid, seed_db)   # also writes the release
-        record.prepare(config, aid, like="sqlite:///" + seed_db)
-        course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
-                        source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
-
+        course, release_nb = prepare_course(config, assignment, work)
         root = submitted_root(os.path.abspath(submissions))
-        release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
-        records, jobs = {}, []
-        for student in find_students(root, aid):
-            if not STUDENT_ID.match(student):
-                records[student] = {"student": student, "status": "unreadable", "flags": [],
-                                    "message": "the student folder's name may only use letters, digits and . _ @ + -"}
-                continue
-            staged = os.path.join(work, "submitted", student, aid)
-            problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
-            gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
-            if gone and not problem:
-                problem_text = (f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
-                                f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
-            else:
-                problem_text = problem or ""
-            records[student] = {"student": student, "status": "unreadable" if problem else "pending",
-                                "message": problem_text, "flags": flags + ([] if sandbox else ["unsandboxed"])}
-            if not problem:
-                jobs.append({"student": student, "files": read_files(staged)})
-
+        records, jobs = stage_all(assignment, root, work, release_nb, sandbox, None if students is None else set(students))
         if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
             feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
             _, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
             ZYGOTES.ready(keep)
         bar = Progress(len(jobs), enabled=progress)
         judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
+        placer = folders.Placer(os.path.join(work, "files"))
         for result in dispatch.run(course, jobs, parent=work):
-            student = result["student"]
-            rec = records[student]
+            rec = records[result["student"]]
             if result["ok"]:
                 try:
-                    judged[student] = store(config, assignment, out, work, result)
+                    judged[rec["student"]] = store(config, assignment, work, result, placer)
                 except Exception as exc:
                     rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
                 else:
@@ -163,32 +130,168 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             else:
                 rec.update(status="error", message=result["message"])
             bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+    if progress:
+        for note in exchange_notes(work, aid, records):
+            print(f"note: {note}", file=sys.stderr)
+    return finish(config, assignment, out, records, judged, bar, partial=students is not None)
+
+
+def exchange_notes(work, aid, records):
+    """What to tell the instructor about submissions whose feedback nbgrader's release_feedback
+    cannot hand back: those without the files nbgrader's submit writes beside the notebook."""
+    lacking = {}
+    for student, rec in sorted(records.items()):
+        staged = os.path.join(work, "submitted", student, aid)
+        if rec["status"] == "pending" and os.path.isdir(staged):
+            missing = folders.missing_exchange_files(staged)
+            if missing:
+                lacking.setdefault(" and ".join(missing), []).append(student)
+    return [f"no {files} beside the notebook of {', '.join(students)}: nbgrader's release_feedback cannot hand "
+            f"{'this page' if len(students) == 1 else 'these pages'} back, and stops at the first such folder. "
+            f"Submissions collected by `nbgrader collect` have them; one collected while its student was still "
+            f"submitting may not: collect again with `nbgrader collect --update`, then grade again."
+            for files, students in lacking.items()]
+
+
+def run_config(out, db_url, sandbox, overrides, workers, scheduler):
+    """nbgrader's configuration for a run: the course's, its folders those of ``out`` (the
+    submissions staged in the run's private folder)."""
+    config = load_config(out, db_url, course=True, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
+                         submitted_directory=f"{WORK}/submitted",
+                         autograded_directory="autograded", feedback_directory="feedback")
+    for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
+        config[name].force = True
+    # the run's own copy of the release is for the gradebook's rows and for comparing
+    # submissions with: its source's generated files are written as it is made (prepare_course),
+    # and it needs no figures
+    config.GenerateAssignment.pre_convert_hook = None
+    config.CourseRelease.enabled = False
+    config.GradingKernelManager.sandbox = sandbox
+    if overrides is not None:
+        config.merge(overrides)
+    if workers is not None:
+        config.Dispatch.workers = workers
+    if scheduler is not None:
+        config.Dispatch.scheduler = scheduler
+    return config
+
+
+def prepare_course(config, assignment, work):
+    """The assignment's source (with its generated files), the class's gradebook holding it,
+    and what every worker receives (``Course``); also the release notebook, which staging
+    compares submissions with."""
+    aid = assignment.id
+    shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
+    seed_db = os.path.join(work, "seed.db")
+    seed = record.seed(config, aid, seed_db)   # also writes the release
+    record.prepare(config, aid, like="sqlite:///" + seed_db)
+    course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
+                    source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
+    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
+    return course, release_nb
+
+
+def stage_all(assignment, root, work, release_nb, sandbox, only=None):
+    """Stage every submission (of the students in ``only``, when given): {student: its
+    record so far}, and the workers' jobs for those that can be graded."""
+    aid = assignment.id
+    records, jobs = {}, []
+    for student in find_students(root, aid, only):
+        if not STUDENT_ID.match(student):
+            records[student] = {"student": student, "status": "unreadable", "flags": [],
+                                "message": "the student folder's name may only use letters, digits and . _ @ + -"}
+            continue
+        staged = os.path.join(work, "submitted", student, aid)
+        problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
+        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
+        notes = [problem] if problem else []
+        if gone and not problem:
+            notes.append(f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
+                         f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
+        records[student] = {"student": student, "status": "unreadable" if problem else "pending",
+                            "message": "; ".join(notes), "flags": flags + ([] if sandbox else ["unsandboxed"])}
+        if not problem:
+            jobs.append({"student": student, "files": read_files(staged)})
+    return records, jobs
+
+
+def finish(config, assignment, out, records, judged, bar, partial=False):
+    """After the workers: the gradebook's view of the run, results.json, grades.csv, the
+    report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
+    ``partial`` run (some students only) keeps the earlier results of the others."""
+    aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
     timings_path = os.path.join(own, "timings.csv")
-    bar.write_csv(timings_path)
+    earlier = earlier_results(os.path.join(own, "results.json"), aid) if partial else {}
+    bar.write_csv(timings_path, keep=earlier_timings(timings_path, set(earlier) - set(records)) if partial else ())
 
     prefix = test_prefix(config)
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for student, rec in records.items():
             if rec["status"] != "pending":
-                forget(gb, out, aid, student)
-        CsvExportPlugin(to=os.path.join(own, "grades.csv"), student=sorted(records), assignment=[aid]).export(gb)
+                forget(gb, config, aid, student)
+        entries = {s: collect(assignment, gb, records[s], prefix, *judged.get(s, ({}, []))) for s in records}
+        if partial:   # the others, as an earlier run left them, or as nbgrader's autograde did
+            others = {s: e for s, e in earlier.items() if s not in entries}
+            others.update(graded_elsewhere(config, assignment, gb, prefix, set(entries) | set(others)))
+            entries = {**others, **entries}
+        CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
         sort_rows(os.path.join(own, "grades.csv"))
-        results = {"assignment": aid, "max_score": float(assignment.max_score),
-                   "submissions": [collect(assignment, gb, records[s], prefix, *judged.get(s, ({}, [])))
-                                   for s in sorted(records)]}
+    results = {"assignment": aid, "max_score": float(assignment.max_score),
+               "submissions": [entries[s] for s in sorted(entries)]}
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
     # the class report and the LMS files live beside results.json and grades.csv
     report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path))
-    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(records))
+    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
         shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
     return results
+
+
+def graded_elsewhere(config, assignment, gb, prefix, known):
+    """Entries for the submissions autograded in the course folder but not by this command
+    (nbgrader's autograde, formgrader's Autograde button), read as ``collect`` reads ours: the
+    scores from the gradebook, the verdicts from the autograded notebook's test cells."""
+    found = {}
+    for student in folders.students(config, "autograded", assignment.id):
+        path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
+        if student in known or not STUDENT_ID.match(student) or not os.path.isfile(path):
+            continue
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception:   # not ours to judge: it is left out
+            continue
+        rec = {"student": student, "status": "pending", "message": "", "flags": []}
+        found[student] = collect(assignment, gb, rec, prefix, *verdicts(nb, prefix))
+    return found
+
+
+def earlier_results(path, assignment_id):
+    """{student: entry} of an earlier results.json of the assignment (none if unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict) or found.get("assignment") != assignment_id:
+        return {}
+    return {s["student"]: s for s in found.get("submissions", []) if isinstance(s, dict) and "student" in s}
+
+
+def earlier_timings(path, students):
+    """The rows of an earlier timings.csv for ``students``."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [row for row in csv.DictReader(f) if row.get("student") in students]
+    except OSError:
+        return []
 
 
 def test_prefix(config):
@@ -223,25 +326,30 @@ def read_files(folder):
             for d, _, names in os.walk(folder) for n in names}
 
 
-def store(config, assignment, out, work, result):
+def store(config, assignment, work, result, placer):
     """A worker's result into the class's folders and gradebook (this process alone writes
-    them). Returns the notebook's verdicts and events (``verdicts``)."""
+    them), leaving what nbgrader's autograde and generate_feedback leave (folders.py). Returns
+    the notebook's verdicts and events (``verdicts``)."""
     aid, student, name = assignment.id, result["student"], assignment.notebook
     nb = nbformat.v4.reads(result["notebook"])   # as nbgrader wrote it in the worker: validated there
     found = verdicts(nb, test_prefix(config))
-    timestamp = coursedir(config, aid, student).get_existing_timestamp(os.path.join(work, "submitted", student, aid))
+    staged = os.path.join(work, "submitted", student, aid)
+    timestamp = coursedir(config, aid, student).get_existing_timestamp(staged)
     record.record(config, aid, name, student, nb, timestamp)
-    for folder, text, ext in (("autograded", result["notebook"], ".ipynb"), ("feedback", result["feedback"], ".html")):
-        dest = os.path.join(out, folder, student, aid)
-        shutil.rmtree(dest, ignore_errors=True)
-        if text is not None:
-            os.makedirs(dest)
-            with open(os.path.join(dest, name + ext), "w", encoding="utf-8") as f:
-                f.write(text)
+    folders.write_autograded(config, aid, student, staged, os.path.join(work, "source", aid), name,
+                             result["notebook"], placer)
+    if result["feedback"] is None:
+        shutil.rmtree(folders.folder(config, "feedback", student, aid), ignore_errors=True)
+    elif record.graded_by_hand_or_late(config, aid, name, student):
+        # the worker's page shows its own gradebook's scores: the class's differ (a score given
+        # in formgrader, a late penalty), so the page is made here, by nbgrader, from the class's
+        GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()
+    else:
+        folders.write_feedback(config, aid, student, name, result["feedback"], placer)
     return found
 
 
-def forget(gb, out, aid, student):
+def forget(gb, config, aid, student):
     """A submission this run could not grade: keep the student (grades.csv shows 0) but
     drop what an earlier run graded, in the gradebook and on disk."""
     gb.update_or_create_student(student)
@@ -249,8 +357,7 @@ def forget(gb, out, aid, student):
         gb.remove_submission(aid, student)
     except MissingEntry:
         pass
-    for folder in ("autograded", "feedback"):
-        shutil.rmtree(os.path.join(out, folder, student, aid), ignore_errors=True)
+    folders.remove(config, student, aid)
 
 
 def verdicts(nb, prefix):

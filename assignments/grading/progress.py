@@ -31,8 +31,10 @@ class Progress:
             self.stream.write(f"graded {line}\n")
         self.stream.flush()
 
-    def write_csv(self, path):
+    def write_csv(self, path, keep=()):
+        """This run's rows, with ``keep`` (earlier rows of students it did not grade)."""
+        fields = ["student", "status", "seconds", "cpu_seconds", "worker"]
         with open(path, "w", newline="", encoding="utf-8") as f:
-            out = csv.DictWriter(f, fieldnames=["student", "status", "seconds", "cpu_seconds", "worker"])
+            out = csv.DictWriter(f, fieldnames=fields)
             out.writeheader()
-            out.writerows(sorted(self.rows, key=lambda r: r["student"]))
+            out.writerows(sorted([*({k: r.get(k, "") for k in fields} for r in keep), *self.rows], key=lambda r: r["student"]))

@@ -20,11 +20,13 @@ speedups.install()
 
 
 # What nbgrader's GenerateAssignment records of an assignment, without the rows' ids (which
-# differ between gradebooks): its due date and course, its notebooks, their cells with their
-# kind and points, and the sources and checksums of the cells it keeps.
+# differ between gradebooks): its course, its notebooks, their cells with their kind and
+# points, and the sources and checksums of the cells it keeps. Not its due date: that is the
+# instructor's (`nbgrader db assignment add --duedate`, formgrader), which GenerateAssignment
+# keeps, so a gradebook with one holds the assignment as the seed does.
 _BY_NAME = "JOIN notebook n ON c.notebook_id = n.id JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid"
 ASSIGNMENT_ROWS = (
-    "SELECT a.name, a.duedate, a.course_id FROM assignment a WHERE a.name = :aid",
+    "SELECT a.name, a.course_id FROM assignment a WHERE a.name = :aid",
     "SELECT n.name, n.kernelspec FROM notebook n JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid",
     "SELECT n.name, c.name, c.type, g.max_score, g.cell_type, t.max_score, t.cell_type FROM base_cell c "
     "LEFT JOIN grade_cells g ON g.id = c.id LEFT JOIN task_cells t ON t.id = c.id " + _BY_NAME,
@@ -62,6 +64,21 @@ def seed(config, assignment_id, path):
     prepare(config, assignment_id)
     with sqlite3.connect(path) as db:
         return db.serialize()
+
+
+def graded_by_hand_or_late(config, assignment_id, notebook, student):
+    """Whether the class's gradebook scores this submission otherwise than its autograded
+    notebook alone does: a score or comment given by hand (formgrader), extra credit, or a
+    late penalty. Its feedback page must then be made from the class's gradebook."""
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        submission = gb.find_submission_notebook(notebook, assignment_id, student)
+        if submission.late_submission_penalty:
+            return True
+        hand = gb.db.execute(text(
+            "SELECT COUNT(*) FROM grade WHERE notebook_id = :id AND (manual_score IS NOT NULL OR COALESCE(extra_credit, 0) != 0)"
+            " UNION ALL SELECT COUNT(*) FROM comment WHERE notebook_id = :id AND manual_comment IS NOT NULL"),
+            {"id": submission.id}).scalars().all()
+        return any(hand)
 
 
 def record(config, assignment_id, notebook, student, nb, timestamp=None):

@@ -1,0 +1,38 @@
+# JupyterHub's configuration for the course (docs/hub.md). hub/deploy.py sets the machine up and
+# writes PREFIX/hub.json, which this file reads; RNN_COURSE_HUB names PREFIX (default
+# /opt/rnn-course-hub). Start it with `make hub`, or:
+#   RNN_COURSE_HUB=/opt/rnn-course-hub /opt/rnn-course-hub/venv/bin/jupyterhub -f hub/jupyterhub_config.py
+import json
+import os
+
+c = get_config()  # noqa: F821
+
+PREFIX = os.environ.get("RNN_COURSE_HUB", "/opt/rnn-course-hub")
+with open(os.path.join(PREFIX, "hub.json"), encoding="utf-8") as f:
+    hub = json.load(f)
+STATE, VENV = hub["state"], hub["venv"]
+
+# Where it listens. Behind HTTPS in a real course: see docs/hub.md (ssl_cert/ssl_key, or a
+# reverse proxy terminating TLS in front of this address).
+c.JupyterHub.bind_url = f"http://{hub['ip']}:{hub['port']}"
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{hub['hub_port']}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub['proxy_api_port']}"
+c.ConfigurableHTTPProxy.command = [hub["proxy"]]
+c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "jupyterhub-proxy.pid")
+c.JupyterHub.db_url = "sqlite:///" + os.path.join(STATE, "jupyterhub.sqlite")
+c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = os.path.join(STATE, "jupyterhub.pid")
+
+# Who: the machine's own users, by their passwords (PAM, JupyterHub's default authenticator);
+# the instructor is the hub's administrator.
+c.Authenticator.allowed_users = {hub["instructor"], *hub["students"]}
+c.Authenticator.admin_users = {hub["instructor"]}
+
+# Each user's JupyterLab runs as that user (JupyterHub's LocalProcessSpawner), from the one
+# environment the course is installed in; its terminals find that environment's commands
+# (nbgrader, python -m assignments) first.
+c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.environment = {"PATH": os.path.join(VENV, "bin") + ":/usr/local/bin:/usr/bin:/bin"}
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 90
