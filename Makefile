@@ -9,11 +9,12 @@ PY     := $(VENV)/bin/python
 
 setup: $(VENV)/.installed sandbox
 
-# Grading runs submissions inside bubblewrap (Debian package bubblewrap).
+# Grading runs submissions inside bubblewrap, with a system-call filter built by libseccomp
+# (Debian packages bubblewrap and libseccomp2).
 sandbox:
-	@command -v bwrap >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
-	  else echo "bubblewrap is missing: sudo apt-get install bubblewrap (or grade with --no-sandbox)"; fi; }
+	@{ command -v bwrap >/dev/null 2>&1 && ls /usr/lib/*/libseccomp.so.2 >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null; \
+	  else echo "bubblewrap or libseccomp2 is missing: sudo apt-get install bubblewrap libseccomp2 (or grade with --no-sandbox)"; fi; }
 
 # The cluster tests start their own PostgreSQL server (Debian package postgresql).
 postgres:

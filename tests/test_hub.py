@@ -10,7 +10,8 @@ logins and each user's JupyterLab are real. Then, as the users would, through th
    notebook's cells, run it and read their check cells' words, validate and submit;
 3. the instructor collects in formgrader, autogrades one student with formgrader's
    Autograde button and the class with `python -m assignments grade` (both sandboxed: a
-   submission's probe for the instructor's files finds nothing), reads each function's score
+   submission's probe for the instructor's files finds nothing; without root or a delegated
+   cgroup, grade says it has no cgroup per kernel and flags the results), reads each function's score
    and the judge's words in formgrader, gives one score by hand, which a rerun of `grade`
    keeps, and generates and releases feedback from formgrader;
 4. each student fetches their feedback and opens it: their own score and mistake, never the
@@ -404,6 +405,9 @@ def test_a_term_on_the_hub(hub):
         with open(os.path.join(course, "results", AID, "results.json")) as f:
             results = {s["student"]: s for s in json.load(f)["submissions"]}
         assert by_button == results[ada]["score"] == 100.0
+        # the instructor is not root and has no delegated cgroup: grade says so, and flags the results
+        assert "WARNING: no cgroup per kernel" in graded.stderr
+        assert all("no_kernel_cgroup" in results[name]["flags"] for name in STUDENTS)
         assert results[ben]["score"] < 100 and [e["diagnoses"] for e in results[ben]["exercises"]
                                                  if e["id"] == "rnn_backward"] == [["rnn_grads_not_accumulated"]]
         for name in STUDENTS:   # the probe ran while graded, and found nothing of the instructor's

@@ -1,6 +1,6 @@
 """Nothing a submission leaves behind reaches the next one its worker grades.
 
-Warm kernels are forked from one zygote per worker (assignments/grading/zygote.py). The
+Warm kernels are forked from the zygote the workers share (assignments/grading/zygote.py). The
 LEFTOVERS pairs of the hostile corpus (tests/fixtures/hostile/build.py) are graded in
 order by a single worker: each "leave_<case>" plants traces (files in /tmp, /dev/shm, the
 scratch folder, home and the environment; a detached daemon ignoring SIGTERM and SIGHUP;

@@ -156,16 +156,23 @@ def test_each_kernel_is_a_new_fork(tmp_path):
         stop(km, kc)
 
 
-def test_without_a_zygote_the_kernel_boots_cold(tmp_path, monkeypatch):
+def test_without_a_warm_zygote_the_kernel_boots_cold(tmp_path, monkeypatch):
+    """A warm zygote that cannot start (here its imports fail): the kernel is forked by a cold
+    zygote of its own, which imports nothing first, in the same sandbox; it ends with the kernel."""
+    with open(kernel.Zygote.SOURCE, encoding="utf-8") as f:
+        source = f.read()
     broken = tmp_path / "zygote.py"
-    broken.write_text("raise SystemExit('this zygote cannot start')\n")
+    broken.write_text(source.replace("    if warm:\n        preload()", "    if warm:\n        raise SystemExit('cannot import')"))
+    assert broken.read_text() != source
     monkeypatch.setattr(kernel.Zygote, "SOURCE", str(broken))
     km, kc = start(tmp_path)
     try:
-        assert km.zygote is None
+        assert km.own_zygote and km.zygote is not ZYGOTES.zygote
         assert run(kc, "print(6 * 7)") == "42"
+        zygote = km.zygote
     finally:
         stop(km, kc)
+    assert not zygote.alive()
 
 
 def test_a_forked_kernel_that_dies_starting_says_why(tmp_path, monkeypatch):

@@ -22,6 +22,17 @@ import pkgutil
 from dataclasses import dataclass, field
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Where each assignment's source folder is read from: the repository's source/, or, in a
+# grading worker, the copy of it that the worker received (``use_source``): a worker may have
+# the course installed as a package, with no repository beside it (a Dask worker's image).
+SOURCE_ROOT = {"path": os.path.join(REPO, "source")}
+
+
+def use_source(root):
+    """Read the assignments' source folders (helper files, shipped modules) under ``root``;
+    returns the root used until now."""
+    before, SOURCE_ROOT["path"] = SOURCE_ROOT["path"], root
+    return before
 STUDENT_CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "student_checks.py")
 CHECK_DATA = "check_data.json"
 
@@ -129,7 +140,7 @@ class Assignment(abc.ABC):
 
     @property
     def source_dir(self):
-        return os.path.join(REPO, "source", self.id)
+        return os.path.join(SOURCE_ROOT["path"], self.id)
 
     @property
     def checks_file(self):

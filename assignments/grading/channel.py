@@ -14,6 +14,7 @@ import os
 import secrets
 import select
 import socket
+import stat
 import time
 
 # Run once in every new kernel, before any of the learner's code: builds the harness in a
@@ -72,6 +73,7 @@ class Channel:
         self._listener = self._link = None
         self._pending, self._skipping = b"", False
         self.serving = False
+        self.refused = []   # why replies of the job under way were refused (too large, too deep)
 
     # --- a new kernel ---------------------------------------------------------------------
 
@@ -83,7 +85,7 @@ class Channel:
         _unlink(self.path)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self.path)
-        os.chmod(self.path, 0o666)   # a sandboxed kernel may run as a user of its own
+        _open_to_all(self.path)   # a sandboxed kernel may run as a user of its own
         self._listener.listen(1)
 
     def setup_code(self, kept=None):
@@ -141,6 +143,7 @@ class Channel:
         replies that had arrived are the exception's ``replies``."""
         self.nonce = secrets.token_hex(8)
         found, deadline = [], time.monotonic() + timeout
+        self.refused = []
         try:
             self._link.sendall(json.dumps(dict(job, nonce=self.nonce)).encode() + b"\n")
             while True:
@@ -190,11 +193,19 @@ class Channel:
                 if self._skipping:
                     self._skipping = False
                     return None
+                if len(line) > self.max_reply_bytes:   # whole, but too large
+                    self.refused.append(f"a reply larger than {self.max_reply_bytes} bytes")
+                    return None
                 try:
                     return json.loads(line)
                 except ValueError:
                     return None
+                except RecursionError:   # nested deeper than the parser goes: refused
+                    self.refused.append("a reply nested too deeply to be read")
+                    return None
             if len(self._pending) > self.max_reply_bytes:
+                if not self._skipping:
+                    self.refused.append(f"a reply larger than {self.max_reply_bytes} bytes")
                 self._pending, self._skipping = b"", True
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._link], [], [], left)[0]:
@@ -206,6 +217,21 @@ class Channel:
             if not chunk:
                 raise ChannelClosed()
             self._pending += chunk
+
+
+def _open_to_all(path):
+    """Let every user connect to the socket just bound at ``path``, without following a name
+    the kernel could have replaced since (its folder is the kernel's too): the socket file is
+    opened by name without following links, checked (a socket this process owns), and changed
+    through its descriptor."""
+    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISSOCK(found.st_mode) or found.st_uid != os.geteuid():
+            raise RuntimeError(f"{path} is no longer the grader's socket")
+        os.chmod(f"/proc/self/fd/{fd}", 0o666)
+    finally:
+        os.close(fd)
 
 
 def _unlink(path):

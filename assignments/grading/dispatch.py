@@ -113,4 +113,4 @@ def check_cluster(client, course):
 
 def failed(job, message):
     return {"student": job["student"], "ok": False, "message": message, "notebook": None,
-            "feedback": None, "worker": "", "seconds": 0.0, "cpu": 0.0}
+            "feedback": None, "worker": "", "seconds": 0.0, "cpu": 0.0, "flags": []}

@@ -64,11 +64,31 @@ class Placer:
     def __init__(self, store):
         self.store = store
         self.can_link = True
+        self._digests = {}   # (device, inode, size, mtime) of a file read already -> its sha256
 
     def place(self, src, dest, mode):
+        found = os.stat(src)
+        key = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+        digest = self._digests.get(key)
+        if digest is not None and self.can_link and self._link(digest, dest, mode):
+            return   # the same file as before (a helper every student gets): linked, not read
         with open(src, "rb") as f:
             data = f.read()
+        self._digests[key] = hashlib.sha256(data).hexdigest()
         self.write(data, dest, mode)
+
+    def _link(self, digest, dest, mode):
+        kept = os.path.join(self.store, f"{mode:o}", digest)
+        if not os.path.exists(kept):
+            return False
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        if os.path.lexists(dest):
+            os.remove(dest)
+        try:
+            os.link(kept, dest)
+        except OSError:
+            return False
+        return True
 
     def write(self, data, dest, mode, shared=True):
         """``data`` as the file ``dest``; ``shared=False`` for what only this folder holds."""

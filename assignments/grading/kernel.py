@@ -1,26 +1,27 @@
 """The kernel a submission runs in, and the sandbox around it.
 
 The kernel is always this interpreter's ipykernel, whatever kernelspecs the machine has.
-By default it runs inside bubblewrap: no network (it talks to the grader over Unix
-sockets), a read-only view of the system and of the Python environment, one writable
-scratch folder holding a copy of the submission's helper files, and nothing else — not
-this repository, not the gradebook, not other submissions. Its address space, CPU time,
-file size and number of processes are limited (rlimits set inside the sandbox before
-ipykernel starts).
+By default it runs inside bubblewrap: a read-only view of the system and of the Python
+environment (the course's own package covered), one writable scratch folder holding a copy
+of the release's helper files, and nothing else: not this repository, not the gradebook,
+not other submissions. Every sandboxed kernel is forked by a zygote (zygote.py) in such a
+sandbox: the grading process's warm one, which its local workers share and which has
+imported Python's, numpy's and ipykernel's modules once; or, cold, one of its own that
+imports nothing first. Each kernel gets pid, mount, IPC and network namespaces of its own
+(without root also a user namespace), a cgroup of its own where the machine allows it
+(cgroups.py), the system-call filter (seccomp.py), and a socket folder it cannot write once
+it has bound its sockets. Its address space, CPU time, file size and number of processes
+are limited (rlimits), and, in its cgroup, its memory and processes as a whole.
 
 The process limit needs an unprivileged user: Linux does not apply RLIMIT_NPROC to root.
 When the grader runs as root, each kernel drops to a user id of its own inside the sandbox
-(so one kernel's fork bomb cannot starve another's), and bubblewrap keeps only the two
-capabilities that drop needs. Otherwise the sandbox is a user namespace of the grader's
-user, where the limit counts the sandbox's own processes.
-
-Kernels are warm by default: each worker keeps one zygote (zygote.py) in a sandbox made
-as above, which has imported Python's, numpy's and ipykernel's modules once and forks a
-kernel per submission, each in pid, mount and IPC namespaces of its own, with fresh
-/tmp, /dev/shm and scratch (see zygote.py for what each namespace keeps from the next
-learner). ``warm = False``, or grading without the sandbox, boots each kernel cold.
+(so one kernel's fork bomb cannot starve another's). Otherwise each kernel's user
+namespace keeps its own count. PROTECTIONS names what the sandbox gives each kernel; each
+has a test in tests/test_sandbox.py. Grading without the sandbox (``sandbox = False``, the
+command line's --no-sandbox) boots a plain kernel, with the rlimits alone.
 """
 import asyncio
+import base64
 import contextlib
 import fcntl
 import itertools
@@ -45,7 +46,10 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 from jupyter_core.utils import ensure_async, run_sync
-from traitlets import Bool, Integer, Unicode, default
+from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
+
+from . import seccomp
+from .cgroups import Cgroups
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
@@ -86,6 +90,47 @@ def parse_size(text):
     return int(float(text[:-1]) * units[text[-1]]) if text and text[-1] in units else int(text or 0)
 
 
+# The sandbox's protections, by name: each has a test that tries to break it and that would
+# succeed without it (tests/test_sandbox.py), and GradingKernelManager.disabled_protections can
+# leave one out for that test.
+PROTECTIONS = {
+    "seccomp": "a system-call filter (seccomp.py): no key store, namespaces, mounts, ptrace, bpf, ...",
+    "cgroups": "a cgroup per kernel: memory (shared memory and tmpfs included), processes, CPU weight",
+    "network": "a network namespace per kernel, with its loopback alone",
+    "seal": "the kernel's socket folder read-only once it has bound its sockets",
+    "mask_course": "the course's package (reference, cases, catalog) hidden in the sandbox",
+    "user_namespace": "without root, a user namespace per kernel (its own process count)",
+}
+
+
+# What the sandbox of the kernels this process started could not give them, as result flags
+# (drained by the worker after each submission): "no_kernel_cgroup", "weakened:<protection>".
+NOTES = set()
+
+
+def take_notes():
+    found = sorted(NOTES)
+    NOTES.clear()
+    return found
+
+
+def course_files_under(prefixes):
+    """The folders of this course's package (and its installed metadata) inside ``prefixes``
+    (a wheel's or a Dask worker's install): the sandbox mounts empty folders over them."""
+    import importlib.metadata
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    top = os.path.basename(package)
+    names = {re.sub(r"[-.]+", "_", d).lower() for d in importlib.metadata.packages_distributions().get(top, [])}
+    found = []
+    for prefix in prefixes:
+        if package.startswith(prefix.rstrip("/") + "/"):
+            found.append(package)
+            parent = os.path.dirname(package)
+            found += [os.path.join(parent, n) for n in sorted(os.listdir(parent))
+                      if n.endswith((".dist-info", ".egg-info")) and n.split("-")[0].lower() in names]
+    return sorted(set(found))
+
+
 def sandbox_problem():
     """Why bubblewrap cannot run here, or None when it can."""
     bwrap = shutil.which("bwrap")
@@ -98,7 +143,7 @@ def sandbox_problem():
         return f"bubblewrap could not start: {exc}"
     if run.returncode != 0:
         return f"bubblewrap cannot create a sandbox here: {run.stderr.strip()[:300]}"
-    return None
+    return seccomp.problem()
 
 
 class GradingKernelClient(AsyncKernelClient):
@@ -164,6 +209,9 @@ class GradingKernelManager(AsyncKernelManager):
                               "environment, one writable scratch folder).").tag(config=True)
     memory_limit = Unicode("2G", help="Address-space limit of a kernel process (RLIMIT_AS), "
                                       "e.g. 2G; 0 for none.").tag(config=True)
+    kernel_memory_limit = Unicode("", help="Memory of a kernel as a whole, all its processes, shared "
+                                  "memory and tmpfs included (its cgroup's, where there is one); empty: "
+                                  "memory_limit.").tag(config=True)
     cpu_limit = Integer(300, help="CPU seconds one kernel process may use (RLIMIT_CPU); "
                                   "0 for none.").tag(config=True)
     file_limit = Unicode("100M", help="Largest file a kernel may write (RLIMIT_FSIZE); the "
@@ -175,31 +223,51 @@ class GradingKernelManager(AsyncKernelManager):
     warm = Bool(True, help="Fork sandboxed kernels from a zygote that has already imported "
                            "numpy and ipykernel (zygote.py), instead of booting each one: the "
                            "same sandbox and limits, each kernel in namespaces of its own.").tag(config=True)
+    disabled_protections = List(Unicode(), help="Protections of the sandbox to leave out, by name "
+                                "(PROTECTIONS): for the tests that prove each one matters, never for "
+                                "grading a class (grading flags every result 'weakened:<name>').").tag(config=True)
+
+    @validate("disabled_protections")
+    def _known_protections(self, proposal):
+        unknown = sorted(set(proposal["value"]) - set(PROTECTIONS))
+        if unknown:
+            raise TraitError(f"unknown protections {unknown}: the sandbox's are {sorted(PROTECTIONS)}")
+        return proposal["value"]
+
+    def protected(self, name):
+        """Whether the sandbox gives this kernel the protection ``name`` (PROTECTIONS)."""
+        return self.sandbox and name not in self.disabled_protections
 
     @default("client_factory")
     def _quick_client(self):
         return GradingKernelClient
 
-    def __init__(self, **kwargs):
+    def __init__(self, template=False, **kwargs):
+        """``template``: only the traits (how the sandbox is made), no kernel to come."""
         super().__init__(**kwargs)
+        self.zygote, self.own_zygote, self.cgroup, self.uid = None, False, None, 0
+        if template:
+            return
         # as root, the kernel runs as a user of its own (see the module docstring)
         self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
-        self.zygote = None
         # texts to keep in the zygote before it forks this kernel ({key: {"text", "compile",
         # "filename"}}, set by the caller), and those the kernel was forked with
         self.keep, self.kept = {}, frozenset()
-        if self.sandbox and self.warm:
-            try:
-                self.zygote = ZYGOTES.get(self)
-            except (ZygoteError, OSError) as exc:   # only an optimisation: boot this kernel cold
-                self.log.warning("no warm kernel (%s): booting a cold one", exc)
+        if self.sandbox:   # every sandboxed kernel is forked by a zygote: a warm one, shared,
+            if self.warm:  # or a cold one of its own, which imports nothing first
+                try:
+                    self.zygote = ZYGOTES.get(self)
+                except (ZygoteError, OSError) as exc:   # only an optimisation: boot this kernel cold
+                    self.log.warning("no warm kernel (%s): booting a cold one", exc)
+            if self.zygote is None:
+                self.zygote, self.own_zygote = Zygote(self, self.scratch_root, cold=True), True
         scratch_root = self.zygote.scratch_root if self.zygote else self.scratch_root or None
         self.scratch = tempfile.mkdtemp(prefix="kernel-", dir=scratch_root)
         # Unix socket paths must stay under 108 bytes: keep them in a short private folder
         sockets_root = self.zygote.sockets_root if self.zygote else "/tmp" if os.path.isdir("/tmp") else None
         self.sockets = tempfile.mkdtemp(prefix="gk-", dir=sockets_root)
         if self.sandbox:
-            # no network namespace to share: talk over Unix sockets in a folder both can see
+            # no network to share: talk over Unix sockets in a folder both can see
             self.transport = "ipc"
             self.ip = os.path.join(self.sockets, "kernel")
             self.connection_file = os.path.join(self.sockets, "connection.json")
@@ -231,36 +299,55 @@ class GradingKernelManager(AsyncKernelManager):
                 shutil.copyfile(path, os.path.join(self.scratch, name))
 
     def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        if not self.sandbox or self.zygote:
-            return cmd
-        return self.bwrap(self.scratch, self.sockets, root=bool(self.uid)) + ["--"] + cmd
+        return super().format_kernel_cmd(extra_arguments)   # unsandboxed; a sandboxed one is forked
 
     def spawn_request(self):
         """What the zygote needs to fork this kernel (zygote.py's ``spawn``)."""
-        return {"op": "spawn", "connection_file": self.connection_file, "uid": self.uid,
-                "options": KERNEL_OPTIONS,
-                "scratch": self.scratch, "scratch_root": self.zygote.scratch_root,
-                "sockets": self.sockets, "sockets_root": self.zygote.sockets_root,
-                "log": self.sockets + ".log",
-                "tmp_size": parse_size(self.file_limit) or 2**30,
-                "env": {"HOME": self.scratch, "TMPDIR": self.scratch},
-                "limits": {"RLIMIT_NPROC": int(self.process_limit), "RLIMIT_AS": parse_size(self.memory_limit),
-                           "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit)}}
+        request = {"op": "spawn", "connection_file": self.connection_file, "uid": self.uid,
+                   "options": KERNEL_OPTIONS,
+                   "scratch": self.scratch, "scratch_root": self.zygote.scratch_root,
+                   "sockets": self.sockets, "sockets_root": self.zygote.sockets_root,
+                   "log": self.sockets + ".log",
+                   "tmp_size": parse_size(self.file_limit) or 2**30,
+                   "env": {"HOME": self.scratch, "TMPDIR": self.scratch},
+                   "limits": {"RLIMIT_NPROC": int(self.process_limit), "RLIMIT_AS": parse_size(self.memory_limit),
+                              "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit)},
+                   "seccomp": self.protected("seccomp"), "network": self.protected("network"),
+                   "seal": self.protected("seal"),
+                   "user_namespace": not self.uid and self.protected("user_namespace")}
+        cgroups = self.zygote.cgroups
+        NOTES.update(f"weakened:{name}" for name in self.disabled_protections)
+        if cgroups is None and self.protected("cgroups"):
+            NOTES.add("no_kernel_cgroup")
+        if cgroups is not None and self.protected("cgroups"):
+            memory = parse_size(self.kernel_memory_limit or self.memory_limit)
+            self.cgroup, procs = cgroups.kernel(memory, int(self.process_limit))
+            request.update(cgroups=procs, cgroup_mounts=cgroups.folders())
+        elif cgroups is not None:
+            request.update(cgroup_mounts=cgroups.folders())
+        return request
 
-    def bwrap(self, scratch, sockets, root, zygote=False):
-        """bubblewrap's command line for a kernel (or, with ``zygote``, for the zygote that
-        forks them: it keeps what making namespaces and mounts needs, and sees the roots
-        of the scratch and socket folders)."""
-        if root:   # root: no user namespace, and only what dropping to the kernel's uid needs
-            unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+    def oom_killed(self):
+        """Whether its memory limit made Linux kill one of the kernel's processes."""
+        cgroups = self.zygote.cgroups if self.zygote else None
+        return bool(self.cgroup and cgroups and cgroups.oom_kills(self.cgroup))
+
+    def bwrap(self, scratch, sockets, root, cgroups=()):
+        """bubblewrap's command line for the zygote that forks this kernel: it keeps what
+        making namespaces and mounts needs, and sees the roots of the scratch and socket
+        folders and the run's cgroups (``cgroups``, bound at the same paths); each kernel it
+        forks sees only its own (zygote.py)."""
+        if root:   # root: no user namespace; setuid/setgid to drop to the kernel's user
+            unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                        "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-        else:
-            unshare = ["--unshare-all", "--cap-drop", "ALL"]
-        if zygote:   # namespaces and mounts; as root, also signalling a kernel's init, which runs
-            # as the kernel's user: without CAP_KILL its parent-death signal is not delivered,
-            # and the init, the kernel and what it started would outlive the submission
-            unshare += ["--cap-add", "CAP_SYS_ADMIN"] + (["--cap-add", "CAP_KILL"] if root else [])
+        else:      # a user namespace of the grader's user (no cgroup namespace: the zygote
+            # moves kernels between cgroups of the run, which one would hide)
+            unshare = ["--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                       "--cap-drop", "ALL"]
+        # namespaces and mounts, the kernels' loopback; as root, also signalling a kernel's
+        # init, which runs as the kernel's user: without CAP_KILL its parent-death signal is
+        # not delivered, and the init, the kernel and what it started would outlive the submission
+        unshare += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_NET_ADMIN"] + (["--cap-add", "CAP_KILL"] if root else [])
         args = [shutil.which("bwrap") or "bwrap", *unshare, "--die-with-parent", "--new-session",
                 "--proc", "/proc", "--dev", "/dev",
                 "--size", str(parse_size(self.file_limit) or 2**30), "--perms", "1777", "--tmpfs", "/tmp",
@@ -278,15 +365,20 @@ class GradingKernelManager(AsyncKernelManager):
         prefixes = sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
         # folders on the way to what is bound below, made traversable for the kernel's user
         # (bubblewrap would make them 0700, and /root-like homes are 0700 on the host)
-        ancestors = {os.path.dirname(p) for p in prefixes + [scratch, sockets]}
+        ancestors = {os.path.dirname(p) for p in prefixes + [scratch, sockets, *cgroups]}
         ancestors = {a for p in ancestors for a in [p] + [p[:i] for i in range(1, len(p)) if p[i] == "/"]}
         for a in sorted(ancestors, key=lambda a: (a.count("/"), a)):
             if a not in ("", "/", "/tmp") and not a.startswith(SYSTEM_DIRS) and not os.path.islink(a):
                 args += ["--perms", "0755", "--dir", a]
         for d in prefixes:
             args += ["--ro-bind", d, d]
+        if self.protected("mask_course"):
+            for d in course_files_under(prefixes):   # the reference, the cases, the catalog
+                args += ["--tmpfs", d, "--remount-ro", d]
         for name, value in self.kernel_spec.env.items():
             args += ["--setenv", name, value]
+        for d in cgroups:
+            args += ["--bind", d, d]
         args += ["--bind", scratch, scratch, "--bind", sockets, sockets, "--chdir", scratch]
         return args
 
@@ -323,6 +415,12 @@ class GradingKernelManager(AsyncKernelManager):
         shutil.rmtree(self.sockets, ignore_errors=True)
         if os.path.exists(self.sockets + ".log"):
             os.remove(self.sockets + ".log")
+        if self.cgroup and self.zygote is not None and self.zygote.cgroups is not None:
+            self.zygote.cgroups.remove_kernel(self.cgroup)
+            self.cgroup = None
+        if self.own_zygote and self.zygote is not None:   # a cold kernel's own zygote ends with it
+            self.zygote.stop()
+            self.zygote = None
 
 
 class ZygoteProvisioner(LocalProvisioner):
@@ -399,7 +497,7 @@ class Zygote:
 
     SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 
-    def __init__(self, km, scratch_root, wait=True):
+    def __init__(self, km, scratch_root, wait=True, cold=False):
         self.own_scratch = not scratch_root
         self.scratch_root = scratch_root or tempfile.mkdtemp(prefix="kernels-")
         os.makedirs(self.scratch_root, exist_ok=True)
@@ -407,13 +505,17 @@ class Zygote:
         os.chmod(self.sockets_root, 0o711)
         with open(self.SOURCE, encoding="utf-8") as f:
             source = f.read()
-        cmd = km.bwrap(self.scratch_root, self.sockets_root, root=os.geteuid() == 0, zygote=True)
+        # a cgroup per kernel where the machine allows it (cgroups.py); why not, otherwise
+        self.cgroups, self.cgroup_problem = Cgroups.open()
+        folders = self.cgroups.folders() if self.cgroups else []
+        cmd = km.bwrap(self.scratch_root, self.sockets_root, root=os.geteuid() == 0, cgroups=folders)
         self.log = os.path.join(self.sockets_root, "zygote.log")
         self.lock_file = self.sockets_root + ".lock"   # outside the folder the sandbox sees
         open(self.lock_file, "wb").close()
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=log, cwd=self.scratch_root)
+            self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source] + (["cold"] if cold else []),
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         cwd=self.scratch_root)
         self.pid, self.kept, self.ready = os.getpid(), set(), False
         self._ids = itertools.count()
         self._lock = self._flock = self._in_process = None
@@ -422,11 +524,13 @@ class Zygote:
             self.wait_ready()
 
     def wait_ready(self, timeout=120):
-        """Wait for the zygote's first line: it has imported what kernels import."""
+        """Wait for the zygote's first line (it has imported what kernels import), then give
+        it the system-call filter every kernel is forked with (seccomp.py)."""
         if not self.ready:
             with self._locked():
                 self._read(None, timeout)
             self.ready = True
+            self.request({"op": "filter", "program": base64.b64encode(seccomp.program()).decode()})
 
     def alive(self):
         if self.pid == os.getpid():
@@ -524,6 +628,8 @@ class Zygote:
             pass
         if self.own_scratch:
             shutil.rmtree(self.scratch_root, ignore_errors=True)
+        if self.cgroups is not None:
+            self.cgroups.close()
 
 
 class Zygotes:
@@ -535,7 +641,7 @@ class Zygotes:
         self.zygote, self.key, self.pid, self.failed, self.shared = None, None, None, {}, False
 
     def get(self, km, wait=True):
-        key = (km.scratch_root, os.geteuid())
+        key = (km.scratch_root, os.geteuid(), tuple(sorted(km.disabled_protections)))
         if key in self.failed:   # tried once in this process: the kernels boot cold
             raise ZygoteError(self.failed[key])
         if self.zygote is None or self.key != key or not self.zygote.alive():
@@ -557,9 +663,8 @@ class Zygotes:
         it). Nothing when kernels are not warm; None when it cannot start (each worker then
         tries its own)."""
         os.makedirs(scratch_root, exist_ok=True)
-        km = GradingKernelManager(config=config, scratch_root=scratch_root, warm=False)
-        km.cleanup_scratch()   # only its traits are needed: how the sandbox is made
-        if not (km.sandbox and config.GradingKernelManager.get("warm", True)):
+        km = GradingKernelManager(config=config, scratch_root=scratch_root, template=True)
+        if not (km.sandbox and km.warm):
             return None
         try:
             zygote = self.get(km, wait=False)

@@ -108,6 +108,12 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     os.makedirs(work)
     # one zygote for the local workers, booting while this process prepares
     with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
+        if sandbox and ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
+            print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
+                  f"processes are limited per process, not as a whole: one submission can hold more memory than "
+                  f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
+                  f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
+                  file=sys.stderr)
         course, release_nb = prepare_course(config, assignment, work)
         root = submitted_root(os.path.abspath(submissions))
         records, jobs = stage_all(assignment, root, work, release_nb, sandbox, None if students is None else set(students))
@@ -120,6 +126,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
         placer = folders.Placer(os.path.join(work, "files"))
         for result in dispatch.run(course, jobs, parent=work):
             rec = records[result["student"]]
+            rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
             if result["ok"]:
                 try:
                     judged[rec["student"]] = store(config, assignment, work, result, placer)

@@ -213,6 +213,9 @@ class JudgedExecute(Execute):
                 km.cleanup_scratch()
 
     def _event(self, kind, where, detail=""):
+        if kind == "dead_kernel" and getattr(self.km, "oom_killed", lambda: False)():
+            # its cgroup's memory limit made Linux kill it (kernel.py's Cgroups)
+            kind, detail = "memory", "used more memory than a kernel may, and was killed"
         self._events.append({"kind": kind, "where": where, "detail": detail})
 
     # --- the learner's cells -------------------------------------------------------------------
@@ -465,6 +468,8 @@ class JudgedExecute(Execute):
         job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
         kernel = self._kernels
         replies, fault = self._ask(job, name, "while called on a hidden case")
+        for why in sorted(set(self._channel.refused)):   # what the learner's process sent, refused
+            self._event("refused_reply", name, why)
         results = []
         for data in replies:
             status, value, observed = read_reply(self._a, data)

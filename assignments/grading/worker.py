@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from nbgrader.converters import GenerateFeedback
 
 from . import speedups
+from .assignment import use_source
 from .autograde import OnePassAutograde
 from .course import coursedir
-from .kernel import SPARE, ZYGOTES
+from .kernel import SPARE, ZYGOTES, take_notes
 
 speedups.install()
 
@@ -65,6 +66,7 @@ class Worker:
         with open(os.path.join(self.root, "gradebook.db"), "wb") as f:
             f.write(course.gradebook)
         os.makedirs(os.path.join(self.root, "kernels"))
+        self._source = use_source(os.path.join(self.root, "source"))   # the course as received, wherever installed
         config = copy.deepcopy(course.config)
         config.CourseDirectory.root = self.root
         config.CourseDirectory.db_url = "sqlite:///" + os.path.join(self.root, "gradebook.db")
@@ -91,7 +93,8 @@ class Worker:
             with open(os.path.join(folders[0], name), "wb") as f:
                 f.write(data)
         result = {"student": student, "ok": False, "message": "", "notebook": None, "feedback": None,
-                  "worker": f"{socket.gethostname()}:{os.getpid()}"}
+                  "worker": f"{socket.gethostname()}:{os.getpid()}", "flags": []}
+        take_notes()   # what an earlier submission's kernels left
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
         try:   # OnePassAutograde puts NBGRADER_EXECUTION back, even when autograding fails
@@ -114,12 +117,14 @@ class Worker:
                 result["message"] = f"feedback could not be written: {exc}"
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
+        result["flags"] = take_notes()   # what the sandbox could not give this submission's kernels
         used = resource.getrusage(resource.RUSAGE_SELF)
         result["seconds"] = round(time.perf_counter() - started, 3)
         result["cpu"] = round(used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime, 3)
         return result
 
     def close(self):
+        use_source(self._source)
         SPARE.discard()   # its scratch folder is in this worker's folder
         shutil.rmtree(self.root, ignore_errors=True)
 

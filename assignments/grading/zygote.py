@@ -1,13 +1,13 @@
-"""The zygote: a warm Python inside a worker's sandbox that forks a fresh kernel for each
-submission, so that no learner pays for booting Python, numpy, IPython and ipykernel.
+"""The zygote: a Python inside the sandbox that forks a fresh kernel for each submission; a
+warm one has imported what kernels import first, so that no learner pays for booting Python,
+numpy, IPython and ipykernel (a cold one, started for one kernel, imports nothing first).
 
-kernel.py starts it once per worker, inside bubblewrap, with the same read-only view of
-the system and the Python environment as a cold kernel has, and no network. It imports
-what every kernel imports, then serves the grader on its stdin and stdout, one JSON
-request and one JSON reply per line. It never runs a learner's code itself.
+The grading process starts one warm zygote and its local workers share it (kernel.py); a Dask
+worker starts its own. It runs inside bubblewrap, with the same read-only view of the
+system and the Python environment as every kernel, and serves the grader on its stdin and
+stdout, one JSON request and one JSON reply per line. It never runs a learner's code itself.
 
-What a learner can leave behind for the next learner of the same worker, and why nothing
-passes:
+What a learner can leave behind for the next learner, and why nothing passes:
 
 * memory and module state: each kernel is a new fork of the zygote, which only imported;
 * processes: each kernel is process 2 of a pid namespace of its own, under an init that
@@ -15,11 +15,15 @@ passes:
   everything left in the namespace, however detached;
 * files: each kernel gets a mount namespace of its own, with new empty tmpfs on /tmp,
   /dev/shm and the scratch root (where it finds a copy of its helper files), and sees only
-  its own socket folder; SysV IPC is private too (an IPC namespace);
-* the environment: read-only, as for a cold kernel.
+  its own socket folder, read-only once its sockets are bound; SysV IPC is private too (an
+  IPC namespace), and so is the network (a network namespace, its loopback alone);
+* the kernel key store, which no namespace scopes: the system-call filter refuses it;
+* the environment: read-only, as for every kernel.
 
-Then it drops every privilege: as root, to a user id of its own (kernel.py picks it); in
-a user namespace, by clearing its capabilities. Limits are set as for a cold kernel.
+Each kernel is put into its cgroups (memory, processes, CPU weight) before its namespaces
+are made, then drops every privilege: as root, to a user id of its own (kernel.py picks
+it); without root, in a user namespace of its own, by clearing its capabilities. Limits are
+set as for a cold kernel, then the filter is installed.
 
 This file is sent to the sandbox as text (the repository is not in it): standard library
 only, and nothing imported from the package.
@@ -39,7 +43,10 @@ import sys
 import traceback
 import types
 
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x00020000, 0x08000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWUSER = 0x00020000, 0x08000000, 0x20000000, 0x40000000, 0x10000000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
+LOG_BYTES = 1 << 16   # what a kernel's set-up log keeps (its stderr reaches it through a pipe)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
@@ -56,6 +63,10 @@ _libc = ctypes.CDLL(None, use_errno=True)
 KEPT = types.ModuleType("_grader_kept")
 KEPT.items = {}
 sys.modules[KEPT.__name__] = KEPT
+
+# The system-call filter every kernel is forked with (seccomp.py's program, from the grader's
+# "filter" request): installed in each kernel's init once its privileges are dropped.
+FILTER = {"program": None}
 
 # The helper modules kernels import from their scratch folder (the students' checks, the
 # notebook's utilities), compiled here once per distinct text: sha256 of the source -> the
@@ -136,6 +147,55 @@ def isolate(req):
     fresh_tmpfs(req["scratch"], f"{size}{owner}", "0700")
     for target in ("/", "/dev"):   # in a user namespace, the sandbox's user owns these
         read_only(target)
+    for folder in req.get("cgroup_mounts", ()):   # the kernel is in its cgroups: it needs no view of them
+        fresh_tmpfs(folder, "4k", "0555")   # (a mount from a more privileged namespace cannot be undone)
+        read_only(folder)
+    if req.get("network"):
+        loopback_up()
+
+
+def loopback_up():
+    """The loopback interface of the kernel's own network namespace (its only one), up."""
+    import fcntl
+    import socket
+    import struct
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_filter(program):
+    """Every system call of this process, and of whatever it starts, goes through the filter
+    from now on (no_new_privs is set: drop_privileges)."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    _call(_libc.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog),
+                      ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+
+
+def join_cgroups(procs):
+    """Move this process (and so all it will start) into the kernel's cgroups: the grader made
+    them, and they are seen here at the paths it gave (kernel.py's Cgroups)."""
+    for path in procs:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+
+def own_user_namespace():
+    """Without root: a user namespace of the kernel's own, in which it keeps this user's id, so
+    that the process limit counts the kernel's processes alone (Linux counts per user and
+    namespace)."""
+    uid, gid = os.geteuid(), os.getegid()
+    _call(_libc.unshare(CLONE_NEWUSER), "unshare (user)")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
 
 
 def helper_files(folder):
@@ -181,23 +241,37 @@ def exit_code(status):
 
 
 def child(req, files):
-    """The forked kernel (never returns). This process is the zygote's handle on the
-    kernel: it makes the namespaces and waits for their init, which waits for the kernel."""
+    """The forked kernel (never returns). This process is the zygote's handle on the kernel:
+    it puts itself in the kernel's cgroups, makes the namespaces, and waits for their init,
+    which waits for the kernel. It stays privileged, outside the kernel's pid namespace where
+    nothing the learner runs can reach it: it keeps the kernel's set-up log (LOG_BYTES at
+    most, whatever the kernel writes), and seals the kernel's socket folder (``seal``)."""
     devnull = os.open(os.devnull, os.O_RDWR)
     log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for fd, to in ((0, devnull), (1, devnull), (2, log)):
         os.dup2(to, fd)
     os.close(log)
+    os.close(devnull)
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # gone with the zygote
-    _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+    join_cgroups(req.get("cgroups", ()))
+    if req.get("user_namespace"):
+        own_user_namespace()
+    _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (CLONE_NEWNET if req.get("network") else 0)),
+          "unshare")
     alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
+    log_r, log_w = os.pipe()       # the kernel's stderr, to the log
+    bound_r, bound_w = os.pipe()   # the kernel has bound its sockets: seal the folder
+    sealed_r, sealed_w = os.pipe()   # sealed: go on
     init = os.fork()
     if init:
-        _, status = os.waitpid(init, 0)
-        os._exit(exit_code(status))
+        for fd in (alive_r, log_w, bound_w, sealed_r):
+            os.close(fd)
+        keep_and_seal(req, init, log_r, bound_r, sealed_w)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
-    os.close(alive_w)
+    os.dup2(log_w, 2)
+    for fd in (alive_w, log_r, bound_r, sealed_w, log_w):
+        os.close(fd)
     if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
         os._exit(1)
     isolate(req)
@@ -208,6 +282,10 @@ def child(req, files):
     if select.select([alive_r], [], [], 0)[0]:
         os._exit(1)
     os.close(alive_r)
+    if req.get("seccomp"):
+        if FILTER["program"] is None:
+            raise RuntimeError("no system-call filter was given to the zygote")
+        install_filter(FILTER["program"])
     for name, data in files.items():
         with open(os.path.join(req["scratch"], name), "wb") as f:
             f.write(data)
@@ -217,6 +295,8 @@ def child(req, files):
         pass   # only an optimisation: the kernel compiles its helpers itself
     kernel = os.fork()
     if kernel:
+        for fd in (bound_w, sealed_r):
+            os.close(fd)
         while True:   # reap orphans until the kernel exits
             try:
                 pid, status = os.wait()
@@ -224,7 +304,33 @@ def child(req, files):
                 os._exit(1)
             if pid == kernel:
                 os._exit(exit_code(status))
-    run_kernel(req)
+    run_kernel(req, bound_w, sealed_r)
+
+
+def keep_and_seal(req, init, log_r, bound_r, sealed_w):
+    """The handle's part (never returns): copy the kernel's stderr to its log, up to LOG_BYTES
+    (a kernel cannot fill the disk through it); when the kernel says its sockets are bound,
+    make its socket folder read-only in its namespace (it has bound all it ever binds, and
+    nothing it writes there then reaches the disk); exit with the init."""
+    log, left = 2, LOG_BYTES   # the handle's own stderr is the log (``child``)
+    pidfd = os.pidfd_open(init)
+    watched = [log_r, bound_r, pidfd]
+    while True:
+        ready = select.select(watched, [], [])[0]
+        if log_r in ready:
+            data = os.read(log_r, 1 << 16)
+            if not data:
+                watched.remove(log_r)
+            elif left > 0:
+                left -= os.write(log, data[:left])
+        if bound_r in ready:
+            watched.remove(bound_r)
+            if os.read(bound_r, 1) and req.get("seal", True):
+                read_only(req["sockets"])
+            os.close(sealed_w)   # the kernel goes on (its read returns)
+        if pidfd in ready:
+            _, status = os.waitpid(init, 0)
+            os._exit(exit_code(status))
 
 
 def compile_helpers(folder, files):
@@ -347,7 +453,20 @@ def parse_options(options):
     PARSED["options"] = options
 
 
-def run_kernel(req):
+def close_inherited(keep):
+    """Close every descriptor the kernel was forked with but its standard streams and ``keep``:
+    the zygote's (its pipes to the grader among them) are not the kernel's."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass   # the listing's own descriptor, closed already
+
+
+def run_kernel(req, bound_w=None, sealed_r=None):
+    close_inherited({bound_w, sealed_r})
     signal.signal(signal.SIGINT, signal.default_int_handler)   # the zygote ignores it
     set_limits(req["limits"])
     os.environ.update(req["env"])
@@ -366,7 +485,12 @@ def run_kernel(req):
     if PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
         app.connection_file = req["connection_file"]
         app.parse_command_line = lambda argv=None: None
-    app.initialize()
+    app.initialize()   # binds the kernel's sockets in its socket folder
+    if bound_w is not None:   # the handle seals the folder before any learner code runs
+        os.write(bound_w, b"b")
+        os.read(sealed_r, 1)
+        os.close(bound_w)
+        os.close(sealed_r)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)   # the log is for the set-up: from here on,
     app.start()                                     # as a cold kernel's stderr
     os._exit(0)
@@ -439,8 +563,9 @@ def kept(req):
     return data
 
 
-def serve():
-    preload()
+def serve(warm=True):
+    if warm:
+        preload()
     live, exited = set(), {}
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
 
@@ -481,6 +606,13 @@ def serve():
                             os._exit(70)
                 live.add(pid)
                 reply({"pid": pid}, rid)
+            elif req["op"] == "filter":   # the system-call filter for every kernel to come
+                import base64
+                program = base64.b64decode(req["program"])
+                if not program or len(program) % 8:
+                    raise ValueError("a filter is a whole number of BPF instructions")
+                FILTER["program"] = program
+                reply({"ok": True}, rid)
             elif req["op"] == "keep":   # made once, here, for every kernel to come
                 KEPT.items[req["key"]] = kept(req)
                 reply({"ok": True}, rid)
@@ -501,4 +633,4 @@ def serve():
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    serve()
+    serve(warm=sys.argv[1:] != ["cold"])   # a cold kernel's own zygote imports nothing first
