@@ -17,10 +17,16 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from .grading import assignment as course  # noqa: E402
-from .grading import docs, lms, pipeline, release, release_checks, report  # noqa: E402
-from .grading.course import load_config  # noqa: E402
-from .grading.dispatch import ClusterUnfit  # noqa: E402
+from .grading.authoring import (  # noqa: E402
+    docs,
+    release,
+    staff_checks,  # noqa: E402
+)
+from .grading.contract import assignment as course  # noqa: E402
+from .grading.reports import lms, report  # noqa: E402
+from .grading.run import pipeline  # noqa: E402
+from .grading.run.course import load_config  # noqa: E402
+from .grading.run.dispatch import ClusterUnfit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,7 +102,7 @@ def main(argv=None):
     if args.command == "check-release":
         failed = 0
         for a in assignments:
-            for title, problems in release_checks.all_checks(a, REPO).items():
+            for title, problems in staff_checks.all_checks(a, REPO).items():
                 print(("ok    " if not problems else "FAIL  ") + f"{a.id}: {title}")
                 for p in problems:
                     print("      - " + p.replace("\n", "\n        "))

@@ -8,7 +8,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from assignments.grading import pipeline  # noqa: E402
+from assignments.grading.authoring.generated import write_generated  # noqa: E402
+from assignments.grading.run import pipeline  # noqa: E402
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 RELEASE = os.path.join(REPO, "release", A.id)
@@ -19,10 +20,10 @@ def generated_source_files():
     """The files `python -m assignments release` writes beside each source notebook (the
     students' checks, check_data.json) are generated, not committed: build them from their
     sources before any test, as a clean clone has none of them."""
-    from assignments.grading import assignment as contract
+    from assignments.grading.contract import assignment as contract
     for aid in contract.known():
         found = contract.load(aid)
-        found.write_generated(found.source_dir)
+        write_generated(found, found.source_dir)
 
 
 @pytest.fixture(scope="session")
@@ -123,10 +124,10 @@ def course_gradebook(root):
     that submission."""
     from nbgrader.api import Gradebook
 
-    from assignments.grading import record
-    from assignments.grading.course import load_config
+    from assignments.grading.run import record
+    from assignments.grading.run.course import load_config
     shutil.copytree(A.source_dir, root / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
-    A.write_generated(str(root / "source" / A.id), reuse_release=True)
+    write_generated(A, str(root / "source" / A.id), reuse_release=True)
     config = load_config(str(root))
     config.GenerateAssignment.pre_convert_hook = None   # written just above
     record.prepare(config, A.id)
@@ -143,8 +144,8 @@ def graded_release(config):
     partial and none, and one answer cell left as released (nbgrader's "No response.")."""
     import nbformat
 
-    from assignments.grading.judge import Verdict
-    from assignments.grading.preprocessors import verdict_outputs
+    from assignments.grading.judging.judge import Verdict
+    from assignments.grading.judging.judged_execute import verdict_outputs
     nb = nbformat.read(os.path.join(config.CourseDirectory.root, "release", A.id, A.notebook + ".ipynb"), as_version=4)
     scores = iter([1.0, 0.5, 0.0] * 10)
     for cell in nb.cells:
@@ -166,7 +167,7 @@ def sql_statements(db_url, run):
 
     from sqlalchemy import event
 
-    from assignments.grading import speedups
+    from assignments.grading.upstream import speedups
     engine, counted = speedups._engine(db_url), collections.Counter()
 
     def count(conn, cursor, statement, *_):

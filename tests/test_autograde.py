@@ -9,7 +9,8 @@ import os
 import pytest
 from nbgrader.converters import Autograde
 
-from assignments.grading import autograde, pipeline, worker
+from assignments.grading.run import pipeline, worker
+from assignments.grading.upstream import autograde
 
 from conftest import REPO, A, build_samples, comparable_notebook, gradebook_dump
 

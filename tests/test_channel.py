@@ -8,8 +8,8 @@ import threading
 import numpy as np
 import pytest
 
-from assignments.grading import harness
-from assignments.grading.channel import ENTRY, Channel, ChannelClosed, ChannelTimeout, OutputBudget
+from assignments.grading.judging.channel import ENTRY, Channel, ChannelClosed, ChannelTimeout, OutputBudget
+from assignments.grading.shipped import harness
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
 CLOSE = object()
@@ -87,7 +87,7 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     a loop recorded, then the grader closes the channel and serve returns."""
     import inspect
 
-    from assignments.grading import judge
+    from assignments.grading.judging import judge
     ns = {"np": np}
     exec(inspect.getsource(A.reference), ns)
     j = judge.Judge(A)
@@ -130,7 +130,7 @@ def test_harness_answers_a_kept_request(monkeypatch):
 
 
 def test_request_text_is_the_request_encoded_once():
-    from assignments.grading.judge import Judge, request
+    from assignments.grading.judging.judge import Judge, request
     judge = Judge(A)
     texts = judge.request_text("rnn_forward", ["rnn_cell_forward"])
     assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is texts
@@ -144,7 +144,7 @@ def test_no_reference_source_is_kept_in_a_warm_kernel():
     """A warm kernel is forked with the requests of every function, before any learner code
     runs: none may hold a reference solution (a callee's source goes with its caller's call,
     after the callee itself was judged)."""
-    from assignments.grading.preprocessors import prepared
+    from assignments.grading.judging.judged_execute import prepared
     from assignments.gru_step_by_step import ASSIGNMENT as GRU
     for assignment in (A, GRU):
         keep = prepared(assignment)[2]
@@ -204,7 +204,7 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
     carried. A new judged call forgets them."""
     import inspect
 
-    from assignments.grading import judge
+    from assignments.grading.judging import judge
     ns = {"np": np}
     exec(inspect.getsource(A.reference), ns)
     cases = [c[1] for c in judge.Judge(A).cases("rnn_forward")]
@@ -225,7 +225,8 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
 
 
 def test_the_judge_fetches_recorded_calls_only_for_a_wrong_loop():
-    from assignments.grading import judge, local
+    from assignments.grading.judging import inprocess as local
+    from assignments.grading.judging import judge
     asked = []
 
     def caller(functions):

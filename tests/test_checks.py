@@ -129,7 +129,7 @@ def test_untouched_release_fails_every_check_cleanly():
 
 def test_closeness_is_numpys_isclose():
     """The checks' own closeness test answers as np.isclose does, infinities and NaN included."""
-    from assignments.grading import student_checks as sc
+    from assignments.grading.shipped import student_checks as sc
     vals = [np.nan, np.inf, -np.inf, 0.0, 1e-8, -1e-8, 1e-7, 2e-7, 1.0, 1.0 + 1e-6, 1.0 + 2e-5, 1e300, -1e300, 5e-324]
     a = np.array([vals] * len(vals))
     assert np.array_equal(sc._isclose(a, a.T), np.isclose(a, a.T, rtol=sc.RTOL, atol=sc.ATOL))
@@ -142,7 +142,7 @@ def test_the_quick_all_close_never_hides_a_difference():
     """compare() skips the leaf-by-leaf comparison when student_checks._all_close says that
     everything is close: it must say so only when _compare finds nothing, on nested outputs
     right, slightly off, reshaped, retyped, missing keys, NaN and the like."""
-    from assignments.grading import student_checks as sc
+    from assignments.grading.shipped import student_checks as sc
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((5, 2, 3))
     exp = {"x": (a, [b, b * 2]), "y": np.full((), 1.5), "z": None, "w": "text"}

@@ -12,8 +12,8 @@ import tempfile
 import pytest
 from traitlets.config import Config
 
-from assignments.grading import pipeline
-from assignments.grading.dispatch import ClusterUnfit
+from assignments.grading.run import pipeline
+from assignments.grading.run.dispatch import ClusterUnfit
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 from conftest import build_samples, gradebook_dump

@@ -8,8 +8,9 @@ import sys
 import nbformat
 import pytest
 
-from assignments.grading import local, pipeline
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.judging import inprocess as local
+from assignments.grading.run import pipeline
 from assignments.rnn_step_by_step import reference
 
 from conftest import RELEASE, REPO

@@ -3,7 +3,7 @@ import copy
 import os
 import re
 
-from assignments.grading import docs
+from assignments.grading.authoring import docs
 
 from conftest import REPO, schema_problems
 

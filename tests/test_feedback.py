@@ -9,7 +9,7 @@ import nbgrader
 from nbconvert.exporters import HTMLExporter
 from traitlets.config import Config
 
-from assignments.grading import feedback
+from assignments.grading.upstream import feedback
 
 from conftest import REPO, chromium, screenshot_ink
 
@@ -182,7 +182,7 @@ def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path, 
     """feedback.warm, run by the grading process before it forks its workers, leaves the
     Markdown and the code of a submission drawn (as graded pages will ask for them), and
     shrugs at a notebook it cannot read."""
-    from assignments.grading.course import load_config
+    from assignments.grading.run.course import load_config
     config = load_config(str(tmp_path), None)
     with open(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), "rb") as f:
         text = f.read()

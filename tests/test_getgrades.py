@@ -6,8 +6,8 @@ import pytest
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import GetGrades
 
-from assignments.grading.getgrades import GetGradesAtOnce
-from assignments.grading.saveautogrades import SaveAutoGradesAtOnce
+from assignments.grading.upstream.getgrades import GetGradesAtOnce
+from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 
 from conftest import course_gradebook, graded_release, sql_statements
 

@@ -34,7 +34,7 @@ import urllib.request
 import nbformat
 import pytest
 
-from assignments.grading.submissions import answer_cells
+from assignments.grading.authoring.submissions import answer_cells
 
 from conftest import REPO
 

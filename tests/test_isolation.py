@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from assignments.grading import pipeline
+from assignments.grading.run import pipeline
 
 from conftest import REPO, A, tree_digest
 

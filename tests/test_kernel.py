@@ -9,8 +9,8 @@ import pytest
 import zmq
 from jupyter_core.utils import run_sync
 
-from assignments.grading import kernel
-from assignments.grading.kernel import ZYGOTES, GradingKernelManager
+from assignments.grading.sandbox import kernel
+from assignments.grading.sandbox.kernel import ZYGOTES, GradingKernelManager
 
 pytestmark = pytest.mark.sandbox
 
@@ -221,7 +221,7 @@ def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignmen
     from IPython.core import inputtransformer2 as it2
     from IPython.core import interactiveshell
 
-    from assignments.grading import zygote
+    from assignments.grading.shipped import zygote
 
     from conftest import RELEASE
     path = os.path.join(RELEASE, assignment.notebook + ".ipynb")
@@ -249,7 +249,7 @@ def test_one_transform_per_request_reuses_a_transform_only_within_its_request(mo
     from ipykernel import ipkernel
     from IPython.core.interactiveshell import InteractiveShell
 
-    from assignments.grading import zygote
+    from assignments.grading.shipped import zygote
     calls = []
     monkeypatch.setattr(InteractiveShell, "transform_cell", lambda self, raw: calls.append(raw) or raw.upper())
     monkeypatch.setattr(ipkernel, "_accepts_parameters", ipkernel._accepts_parameters)

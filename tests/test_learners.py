@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from assignments.grading import local
+from assignments.grading.judging import inprocess as local
 
 from conftest import REPO
 

@@ -19,7 +19,7 @@ import sys
 import pytest
 from nbgrader.api import Gradebook
 
-from assignments.grading import lms
+from assignments.grading.reports import lms
 
 from conftest import REPO
 

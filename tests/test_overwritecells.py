@@ -4,7 +4,7 @@ from a few queries instead of a few per cell."""
 import nbformat
 from nbgrader.preprocessors import OverwriteCells
 
-from assignments.grading.overwritecells import OverwriteCellsAtOnce
+from assignments.grading.upstream.overwritecells import OverwriteCellsAtOnce
 
 from conftest import course_gradebook, graded_release, sql_statements
 

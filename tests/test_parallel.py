@@ -8,8 +8,9 @@ from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
-from assignments.grading import feedback, pipeline
-from assignments.grading.course import coursedir, load_config
+from assignments.grading.run import pipeline
+from assignments.grading.run.course import coursedir, load_config
+from assignments.grading.upstream import feedback
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 from conftest import gradebook_dump

@@ -11,9 +11,9 @@ from nbformat.v4 import output_from_msg
 from nbformat.validator import ValidationError
 from traitlets.config import Config
 
-from assignments.grading import pipeline
-from assignments.grading.preprocessors import output_node
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.judging.judged_execute import output_node
+from assignments.grading.run import pipeline
 
 from conftest import REPO, A, build_samples, comparable_notebook
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from assignments.grading import cases as generic
+from assignments.grading.contract import cases as generic
 from assignments.rnn_step_by_step import ASSIGNMENT, cases, reference
 from assignments.rnn_step_by_step.exercises import BY_NAME, GRADIENTS
 

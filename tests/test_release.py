@@ -5,7 +5,7 @@ import re
 import nbformat
 import pytest
 
-from assignments.grading import release_checks
+from assignments.grading.authoring import staff_checks as release_checks
 from assignments.rnn_step_by_step.exercises import EXERCISES
 
 from conftest import RELEASE, REPO

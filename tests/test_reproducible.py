@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO
 
 AID = "rnn_step_by_step"
-BUILD = ("import sys; from assignments.rnn_step_by_step import ASSIGNMENT as a; from assignments.grading import release; "
+BUILD = ("import sys; from assignments.rnn_step_by_step import ASSIGNMENT as a; from assignments.grading.authoring import release; "
          "release.build(a, sys.argv[1], sys.argv[2])")
 
 

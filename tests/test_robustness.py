@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from assignments.grading import kernel, pipeline
+from assignments.grading.run import pipeline
+from assignments.grading.sandbox import kernel
 
 from conftest import REPO, build_samples
 

@@ -6,8 +6,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy import event
 
-from assignments.grading import speedups
-from assignments.grading.saveautogrades import SaveAutoGradesAtOnce
+from assignments.grading.upstream import speedups
+from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
 from conftest import course_gradebook, graded_release, sql_statements

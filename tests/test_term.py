@@ -16,7 +16,7 @@ import sys
 import pytest
 from nbgrader.api import Gradebook
 
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
 
 from conftest import REPO, comparable_notebook, gradebook_dump
 

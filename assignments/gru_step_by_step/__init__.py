@@ -1,10 +1,12 @@
 """The GRU assignment: the second of the course, after the RNN and the LSTM.
 
-Its notebook and shipped helper (gru_utils.py) are in source/gru_step_by_step/; this package
-holds what the engine reads through the contract (grading/assignment.py): the reference, the
+Its notebook is in source/gru_step_by_step/ (its helper gru_utils.py is generated from
+assignments/shared/utils.py); this package holds what the engine reads through the contract (grading/contract/assignment.py): the reference, the
 graded functions, the seeded cases and the catalog of mistakes.
 """
-from ..grading.assignment import COMMON_CASE_HINTS, Assignment
+import os
+
+from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
 from . import cases, mistakes, reference
 from .exercises import EXERCISES
 
@@ -21,22 +23,15 @@ class GRUStepByStep(Assignment):
     id = "gru_step_by_step"
     notebook = "gru_step_by_step"
     checks_module = "gru_checks"
+    utils_module = "gru_utils"
+    utils_template = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shared", "utils.py")
+    notebook_title = "the GRU notebook"
+    cases = cases
     exercises = EXERCISES
     reference = reference
     reference_helpers = ("sigmoid", "softmax")
     catalog = mistakes.CATALOG
     case_hints = CASE_HINTS
-
-    def hidden_cases(self, name):
-        return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)), s.facts(name))
-                for s in cases.HIDDEN_SHAPES]
-
-    def public_cases(self, name):
-        return ([("the worked example above", cases.EXAMPLES[name])]
-                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in cases.PUBLIC_SHAPES])
-
-    def example(self, name):
-        return cases.EXAMPLES[name]
 
 
 ASSIGNMENT = GRUStepByStep()

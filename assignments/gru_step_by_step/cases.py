@@ -1,7 +1,7 @@
 """Seeded inputs of the GRU assignment as data (grading/cases.py): the notebook's worked
 examples, the public checks shipped to students and the hidden cases used only when grading."""
-from ..grading import cases
-from ..grading.cases import Recipe, draw  # noqa: F401 (the recipes drawn here)
+from ..grading.contract import cases
+from ..grading.contract.cases import Recipe, draw  # noqa: F401 (the recipes drawn here)
 from .exercises import BY_NAME
 
 

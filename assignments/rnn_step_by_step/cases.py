@@ -1,8 +1,8 @@
 """This assignment's seeded inputs as data (grading/cases.py): the published cross-checks,
 the notebook's examples, the public checks shipped to students and the hidden cases used
 only when grading."""
-from ..grading import cases
-from ..grading.cases import Recipe
+from ..grading.contract import cases
+from ..grading.contract.cases import Recipe
 from .exercises import BY_NAME
 
 

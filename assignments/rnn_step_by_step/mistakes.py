@@ -2,7 +2,7 @@
 edits of the reference (see grading/mutation.py for how mutants are made and used)."""
 import itertools
 
-from ..grading.mutation import Mistake, each, edits
+from ..grading.contract.mutation import Mistake, each, edits
 
 
 def _gate_swaps():

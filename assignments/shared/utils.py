@@ -1,4 +1,4 @@
-"""Helpers for the GRU notebook: activations and a numerical gradient check."""
+"""Helpers for NOTEBOOK_TITLE: activations and a numerical gradient check."""
 import numpy as np
 
 

@@ -30,13 +30,13 @@ from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
+from .. import TEMPLATES
 from .exporters import ReadOnce
 
 NO_ALT = "No description has been provided for this image"
 _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
 _FOCUSABLE = re.compile(r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
 CACHE_SIZE = 4096   # rendered cells kept: the shared teaching text plus recent answers
-TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 TEMPLATE = "judged_feedback"
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
 

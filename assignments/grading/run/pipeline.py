@@ -20,13 +20,16 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
-from . import feedback, folders, inspect_submission, lms, record, report
+from ..authoring.generated import write_generated
+from ..judging.judged_execute import prepared
+from ..reports import lms, report
+from ..sandbox.kernel import ZYGOTES, sandbox_problem
+from ..upstream import feedback
+from ..upstream.saveautogrades import grades_of
+from . import folders, inspect_submission, record
 from .course import coursedir, load_config
 from .dispatch import Dispatch
-from .kernel import ZYGOTES, sandbox_problem
-from .preprocessors import prepared
 from .progress import Progress
-from .saveautogrades import grades_of
 from .worker import Course
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
@@ -190,7 +193,7 @@ def prepare_course(config, assignment, work):
     aid = assignment.id
     shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    assignment.write_generated(os.path.join(work, "source", aid), reuse_release=True)
+    write_generated(assignment, os.path.join(work, "source", aid), reuse_release=True)
     seed_db = os.path.join(work, "seed.db")
     seed = record.seed(config, aid, seed_db)   # also writes the release
     record.prepare(config, aid, like="sqlite:///" + seed_db)
@@ -303,7 +306,7 @@ def earlier_timings(path, students):
 
 def test_prefix(config):
     """The grade_id prefix of test cells, as JudgedExecute is configured."""
-    from .preprocessors import JudgedExecute
+    from ..judging.judged_execute import JudgedExecute
     return config.JudgedExecute.get("test_prefix", JudgedExecute.test_prefix.default_value)
 
 

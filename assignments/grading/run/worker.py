@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from nbgrader.converters import GenerateFeedback
 
-from . import speedups
-from .assignment import use_source
-from .autograde import OnePassAutograde
+from ..contract.assignment import use_source
+from ..sandbox.kernel import SPARE, ZYGOTES, take_notes
+from ..upstream import speedups
+from ..upstream.autograde import OnePassAutograde
 from .course import coursedir
-from .kernel import SPARE, ZYGOTES, take_notes
 
 speedups.install()
 

@@ -19,11 +19,11 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Float, Integer, Unicode, default
 
-from . import harness
-from .assignment import load as load_assignment
+from ..contract.assignment import load as load_assignment
+from ..sandbox.kernel import SPARE, GradingKernelManager
+from ..shipped import harness
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from .judge import Judge, Recorded, read_reply
-from .kernel import SPARE, GradingKernelManager
 
 
 @functools.lru_cache(maxsize=None)

@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from traitlets import Integer, Unicode
 from traitlets.config import Configurable
 
+from ..sandbox.kernel import sandbox_problem
 from . import worker
-from .kernel import sandbox_problem
 
 
 class Dispatch(Configurable):

@@ -48,6 +48,7 @@ from jupyter_client.provisioning import LocalProvisioner
 from jupyter_core.utils import ensure_async, run_sync
 from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
 
+from .. import PACKAGE, SHIPPED
 from . import seccomp
 from .cgroups import Cgroups
 
@@ -118,7 +119,7 @@ def course_files_under(prefixes):
     """The folders of this course's package (and its installed metadata) inside ``prefixes``
     (a wheel's or a Dask worker's install): the sandbox mounts empty folders over them."""
     import importlib.metadata
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = PACKAGE
     top = os.path.basename(package)
     names = {re.sub(r"[-.]+", "_", d).lower() for d in importlib.metadata.packages_distributions().get(top, [])}
     found = []
@@ -495,7 +496,7 @@ class Zygote:
     system lets it go if the process dies). Each request carries an id that its reply
     echoes, so a reply that a dead worker left unread is skipped by the next one."""
 
-    SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
+    SOURCE = os.path.join(SHIPPED, "zygote.py")
 
     def __init__(self, km, scratch_root, wait=True, cold=False):
         self.own_scratch = not scratch_root

@@ -4,7 +4,7 @@ generate_assignment``) make the same release, byte for byte:
 
 * ``refresh_source_hook``, generate_assignment's pre-convert hook, first rewrites what is
   generated in source/<id>/ (the notebook's solutions, worked examples and expected outputs;
-  the students' checks and their data beside it: ``Assignment.refresh_source``);
+  the students' checks, utilities and data beside it: ``generated.refresh_source``);
 * ``CourseRelease``, its first preprocessor, adds what only the release carries (figures
   drawn into the notebook, say: ``Assignment.finish_release_notebook``).
 
@@ -17,11 +17,12 @@ import tempfile
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .course import load_config
+from ..run.course import load_config
+from .generated import refresh_source
 
 
 def _assignment(assignment_id):
-    from .assignment import known, load
+    from ..contract.assignment import known, load
     return load(assignment_id) if assignment_id in known() else None
 
 
@@ -44,7 +45,7 @@ def refresh_source_hook(assignment, student, notebooks):
     if found is None or not notebooks:
         return
     try:
-        found.refresh_source(os.path.dirname(os.path.abspath(notebooks[0])))
+        refresh_source(found, os.path.dirname(os.path.abspath(notebooks[0])))
     except Exception:
         logging.getLogger(__name__).exception("could not refresh the generated parts of %s: the release may be stale",
                                               assignment)
@@ -55,9 +56,9 @@ def build(assignment, source_root, release_root):
     """Refresh the generated parts of ``source_root/<id>``, then write the student version
     to ``release_root/<id>`` (replacing it), with nbgrader's generate_assignment and a
     throwaway gradebook."""
-    from . import record
+    from ..run import record
     aid = assignment.id
-    assignment.refresh_source(os.path.join(source_root, aid))
+    refresh_source(assignment, os.path.join(source_root, aid))
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(os.path.join(source_root, aid), os.path.join(work, "source", aid),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))

@@ -12,9 +12,9 @@ from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import AssignLatePenalties
 from sqlalchemy import text
 
-from . import speedups
+from ..upstream import speedups
+from ..upstream.saveautogrades import SaveAutoGradesAtOnce
 from .course import coursedir
-from .saveautogrades import SaveAutoGradesAtOnce
 
 speedups.install()
 

@@ -12,8 +12,9 @@ import tempfile
 
 import nbformat
 
-from . import docs, notebook, pipeline, release
-from .assignment import CHECK_DATA
+from ..contract.assignment import CHECK_DATA
+from ..run import pipeline
+from . import docs, notebook, release
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS",
            "BEGIN MARK SCHEME")

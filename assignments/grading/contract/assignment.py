@@ -21,7 +21,8 @@ import os
 import pkgutil
 from dataclasses import dataclass, field
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from .. import PACKAGE, REPO, SHIPPED
+
 # Where each assignment's source folder is read from: the repository's source/, or, in a
 # grading worker, the copy of it that the worker received (``use_source``): a worker may have
 # the course installed as a package, with no repository beside it (a Dask worker's image).
@@ -33,7 +34,7 @@ def use_source(root):
     returns the root used until now."""
     before, SOURCE_ROOT["path"] = SOURCE_ROOT["path"], root
     return before
-STUDENT_CHECKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "student_checks.py")
+STUDENT_CHECKS = os.path.join(SHIPPED, "student_checks.py")
 CHECK_DATA = "check_data.json"
 
 
@@ -104,20 +105,35 @@ class Assignment(abc.ABC):
     case_hints: dict = {}
     """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
 
-    # --- what each assignment provides ----------------------------------------------------
+    cases = None
+    """The module of the assignment's seeded cases: HIDDEN_SHAPES and PUBLIC_SHAPES (Shape), and
+    EXAMPLES ({function: Recipe}, the notebook's worked examples)."""
+    utils_module: str = ""
+    """The name the notebook's utilities ship under (``from <name> import ...``), generated from
+    ``utils_template``; empty: none."""
+    utils_template: str = ""
+    """The path of the text the notebook's utilities are made from (NOTEBOOK_TITLE in it becomes
+    ``notebook_title``)."""
+    notebook_title: str = "this notebook"
+    """How the generated utilities' docstring names the notebook."""
 
-    @abc.abstractmethod
+    # --- what the engine reads, with defaults from ``cases`` ---------------------------------
+
     def hidden_cases(self, name):
         """The hidden tests of ``name`` as (description, arguments, facts); only for grading."""
+        from .cases import inputs
+        return [(f"a hidden case with {s.describe(name)}", inputs(self, s.recipe(name)), s.facts(name))
+                for s in self.cases.HIDDEN_SHAPES]
 
-    @abc.abstractmethod
     def public_cases(self, name):
         """The inputs the students' checks run on, as [(label, recipe)]: the notebook's worked
-        example first (grading.cases.Recipe)."""
+        example first (grading.contract.cases.Recipe)."""
+        return ([("the worked example above", self.cases.EXAMPLES[name])]
+                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in self.cases.PUBLIC_SHAPES])
 
-    @abc.abstractmethod
     def example(self, name):
         """The recipe of the worked example the notebook prints for ``name``."""
+        return self.cases.EXAMPLES[name]
 
     def gradient_check_lines(self, name, args, got, wrong):
         """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
@@ -169,7 +185,8 @@ class Assignment(abc.ABC):
     def helper_files(self):
         """The files that ship beside the notebook (what a grading kernel may see)."""
         own = [f for f in os.listdir(self.source_dir) if not f.endswith(".ipynb") and not f.startswith((".", "__"))]
-        return sorted(set(own) | {self.checks_module + ".py", CHECK_DATA})
+        generated = {self.checks_module + ".py", CHECK_DATA} | ({self.utils_module + ".py"} if self.utils_module else set())
+        return sorted(set(own) | generated)
 
     def spec(self, name):
         """What the comparison needs to know about one function's outputs."""
@@ -187,41 +204,11 @@ class Assignment(abc.ABC):
         functions = [getattr(self.reference, h) for h in self.reference_helpers] + [getattr(self.reference, name)]
         return "\n\n".join(["import numpy as np"] + [inspect.getsource(f) for f in functions])
 
-    def write_generated(self, folder, reuse_release=False):
-        """Write the files the engine generates beside the notebook: the students' checks
-        and the data they run on. With ``reuse_release``, the data comes from the committed
-        release when it has it (grading: saves building it, ~3 s, on every run)."""
-        from . import check_data
-        with open(STUDENT_CHECKS, encoding="utf-8") as f:
-            checks_text = f.read()
-        with open(os.path.join(folder, self.checks_module + ".py"), "w", encoding="utf-8") as f:
-            f.write(checks_text)
-        released = os.path.join(REPO, "release", self.id, CHECK_DATA)
-        if reuse_release and os.path.isfile(released):
-            with open(released, encoding="utf-8") as f:
-                data = f.read()
-        else:
-            data = check_data.build(self)
-        with open(os.path.join(folder, CHECK_DATA), "w", encoding="utf-8") as f:
-            f.write(data)
-
-    def refresh_source(self, folder=None):
-        """Rewrite what in source/<id>/ is generated: the notebook's solutions, worked
-        examples and expected outputs, and the generated helper files."""
-        import nbformat
-
-        from . import notebook
-        folder = folder or self.source_dir
-        path = os.path.join(folder, self.notebook + ".ipynb")
-        nb = notebook.refresh(self, nbformat.read(path, as_version=4))
-        nbformat.write(nb, path)
-        self.write_generated(folder)
-
 
 def load(assignment_id):
     """The assignment ``assignment_id``: the ASSIGNMENT of package assignments.<id>."""
     try:
-        module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.{assignment_id}")
+        module = importlib.import_module(f"{__package__.split('.')[0]}.{assignment_id}")
     except ImportError as exc:
         raise KeyError(f"no assignment {assignment_id!r} in this course (known: {', '.join(known()) or 'none'})") from exc
     found = getattr(module, "ASSIGNMENT", None)
@@ -232,6 +219,6 @@ def load(assignment_id):
 
 def known():
     """The ids of the course's assignments: packages next to grading/ with a source/ folder."""
-    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parent = PACKAGE
     return sorted(m.name for m in pkgutil.iter_modules([parent])
                   if m.ispkg and m.name != "grading" and os.path.isdir(os.path.join(REPO, "source", m.name)))

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from . import cases
+from ..contract import cases
 
 DIGITS = 8
 
