@@ -5,11 +5,10 @@ import time
 import nbformat
 import numpy as np
 import pytest
+from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
 from assignments.rnn_step_by_step.exercises import EXERCISES
-
-from conftest import RELEASE, REPO
 
 NAMES = [e.name for e in EXERCISES]
 
@@ -69,6 +68,17 @@ def test_broken_callee_is_pointed_out(release_checks_module, reference_functions
     notebook_namespace["rnn_cell_forward"] = bad_cell
     text = failure(release_checks_module, "rnn_forward", notebook_namespace)
     assert "Fix rnn_cell_forward first" in text
+
+
+def test_an_unwritten_callee_is_named_not_the_caller(release_checks_module, notebook_namespace):
+    """Run All with one cell left as released: a correct rnn_backward over an rnn_cell_backward
+    that still raises NotImplementedError() is not told that it is the one not written."""
+    def stub(da_next, cache):
+        raise NotImplementedError()
+    notebook_namespace["rnn_cell_backward"] = stub
+    text = failure(release_checks_module, "rnn_backward", notebook_namespace)
+    assert text.startswith("rnn_backward calls rnn_cell_backward, which is not written yet"), text
+    assert "rnn_backward is not written yet" not in text
 
 
 def test_all_checks_are_fast(release_checks_module, reference_functions, capsys):

@@ -8,13 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from helpers import REPO, build_samples
 from nbgrader.api import Gradebook
 
 from assignments.grading.authoring.generated import write_generated
 from assignments.grading.contract.assignment import known, load
 from assignments.grading.run import pipeline
-
-from conftest import REPO, build_samples
 
 GRADING = os.path.join(REPO, "assignments", "grading")
 

@@ -5,13 +5,12 @@ import os
 
 import nbformat
 import pytest
+from helpers import REPO, A
 from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearOutput, DeduplicateIds
 
 from assignments.grading.upstream.exporters import AutogradeExporter, OwnedNotebook, read_owned
-
-from conftest import REPO, A
 
 
 def notebooks(tmp_path):

@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import nbformat
-
-from conftest import REPO
+from helpers import REPO
 
 EXPECTED = os.path.join(REPO, "tests", "expected", "sample_results.json")
 

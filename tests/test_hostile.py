@@ -9,11 +9,10 @@ import subprocess
 import threading
 
 import pytest
+from helpers import REPO, A, schema_problems, tree_digest
 from traitlets.config import Config
 
 from assignments.grading.run import pipeline
-
-from conftest import REPO, A, schema_problems, tree_digest
 
 HOSTILE = os.path.join(REPO, "tests", "fixtures", "hostile")
 PORT = 47811

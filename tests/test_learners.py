@@ -12,10 +12,9 @@ import re
 
 import numpy as np
 import pytest
+from helpers import REPO
 
 from assignments.grading.judging import inprocess as local
-
-from conftest import REPO
 
 ROOT = os.path.join(REPO, "tests", "fixtures", "learners")
 FILES = sorted(glob.glob(os.path.join(ROOT, "*", "*.py")))

@@ -1,4 +1,4 @@
-"""The class report (assignments/grading/report.py): on the sample class graded for real, on
+"""The class report (assignments/grading/reports/report.py): on the sample class graded for real, on
 a synthetic class of 10,000, from the command line, and drawn by headless Chromium."""
 import json
 import os
@@ -10,10 +10,9 @@ import sys
 import time
 
 import pytest
+from helpers import REPO, chromium, screenshot_ink
 
 from assignments.grading.reports import report
-
-from conftest import REPO, chromium, screenshot_ink
 
 
 def mistake_counts(results):

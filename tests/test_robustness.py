@@ -10,11 +10,10 @@ import tempfile
 import time
 
 import pytest
+from helpers import REPO, build_samples
 
 from assignments.grading.run import pipeline
 from assignments.grading.sandbox import kernel
-
-from conftest import REPO, build_samples
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,13 +16,13 @@ import threading
 import time
 
 import pytest
+from helpers import REPO
 from jupyter_core.utils import run_sync
 
 from assignments.grading.judging import channel
 from assignments.grading.sandbox import kernel
-from assignments.grading.sandbox.kernel import ZYGOTES, GradingKernelManager
-
-from conftest import REPO
+from assignments.grading.sandbox.kernel import GradingKernelManager
+from assignments.grading.sandbox.zygotes import ZYGOTES
 
 pytestmark = pytest.mark.sandbox
 

@@ -1,7 +1,8 @@
-"""SaveAutoGradesAtOnce (grading/saveautogrades.py) against nbgrader's own SaveAutoGrades:
+"""SaveAutoGradesAtOnce (grading/upstream/saveautogrades.py) against nbgrader's own SaveAutoGrades:
 the same rows in the gradebook, in one transaction instead of one per cell."""
 import nbformat
 import pytest
+from helpers import course_gradebook, graded_release, sql_statements
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy import event
@@ -9,8 +10,6 @@ from sqlalchemy import event
 from assignments.grading.upstream import speedups
 from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 from assignments.rnn_step_by_step import ASSIGNMENT as A
-
-from conftest import course_gradebook, graded_release, sql_statements
 
 
 def rows(config):

@@ -138,9 +138,8 @@ def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path)
     import sqlite3
 
     import pytest
+    from helpers import course_gradebook
     from nbgrader.api import Gradebook, InvalidEntry
-
-    from conftest import course_gradebook
     config, _ = course_gradebook(tmp_path)
     url = config.CourseDirectory.db_url
     with Gradebook(url, config.CourseDirectory.course_id) as gb:
@@ -176,11 +175,10 @@ def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path)
 def test_an_unchanged_assignment_is_not_generated_again_for_the_class(tmp_path, monkeypatch):
     """record.prepare(..., like=seed) leaves a gradebook that already holds the assignment as
     the seed holds it, and prepares one that does not (a first run, a changed source)."""
+    from helpers import course_gradebook
     from nbgrader.converters import GenerateAssignment
 
     from assignments.grading.run import record
-
-    from conftest import course_gradebook
     config, _ = course_gradebook(tmp_path)   # the class's gradebook, prepared by nbgrader
     config.GenerateAssignment.force = True
     seed = f"sqlite:///{tmp_path / 'seed.db'}"

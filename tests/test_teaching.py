@@ -15,6 +15,7 @@ from contextlib import redirect_stdout
 import nbformat
 import numpy as np
 import pytest
+from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
 from assignments.grading.authoring.submissions import answer_cells, fill
@@ -22,8 +23,6 @@ from assignments.grading.contract import cases as generic
 from assignments.grading.sandbox.kernel import GradingKernelManager
 from assignments.rnn_step_by_step import ASSIGNMENT, cases, figures, gradcheck, reference
 from assignments.rnn_step_by_step.exercises import EXERCISES, GRADIENTS
-
-from conftest import RELEASE, REPO
 
 mistakes = ASSIGNMENT.mistakes
 

@@ -34,3 +34,77 @@ TEMPLATES = os.path.join(GRADING, "reports", "templates")
 # format when the package cannot be imported (see benchmarks/grading.py for the effect).
 if "jsonschema" not in sys.modules:
     sys.modules.setdefault("rfc3987_syntax", None)
+
+
+# The modules' names before the rooms, which nbgrader_config.py files already name (class
+# paths such as assignments.grading.preprocessors.JudgedExecute): they still import, with a
+# DeprecationWarning naming the new place.
+MOVED = {
+    "assignment": "contract.assignment",
+    "autograde": "upstream.autograde",
+    "cases": "contract.cases",
+    "cgroups": "sandbox.cgroups",
+    "channel": "judging.channel",
+    "charts": "reports.charts",
+    "check_data": "authoring.check_data",
+    "course": "run.course",
+    "dispatch": "run.dispatch",
+    "docs": "authoring.docs",
+    "exporters": "upstream.exporters",
+    "feedback": "upstream.feedback",
+    "folders": "run.folders",
+    "getgrades": "upstream.getgrades",
+    "harness": "shipped.harness",
+    "inspect_submission": "run.inspect_submission",
+    "judge": "judging.judge",
+    "kernel": "sandbox.kernel",
+    "lms": "reports.lms",
+    "local": "judging.inprocess",
+    "mutation": "contract.mutation",
+    "notebook": "authoring.notebook",
+    "overwritecells": "upstream.overwritecells",
+    "pipeline": "run.pipeline",
+    "preprocessors": "judging.judged_execute",
+    "progress": "run.progress",
+    "protocols": "contract.protocols",
+    "record": "run.record",
+    "release": "authoring.release",
+    "release_checks": "authoring.staff_checks",
+    "report": "reports.report",
+    "saveautogrades": "upstream.saveautogrades",
+    "seccomp": "sandbox.seccomp",
+    "speedups": "upstream.speedups",
+    "student_checks": "shipped.student_checks",
+    "submissions": "authoring.submissions",
+    "worker": "run.worker",
+    "zygote": "shipped.zygote",
+}
+
+
+def _install_old_names():
+    import importlib
+    import importlib.abc
+    import importlib.util
+    import warnings
+
+    class OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path=None, target=None):
+            prefix, _, name = fullname.rpartition(".")
+            if prefix == __name__ and name in MOVED:
+                return importlib.util.spec_from_loader(fullname, self)
+            return None
+
+        def create_module(self, spec):
+            new = f"{__name__}.{MOVED[spec.name.rpartition('.')[2]]}"
+            warnings.warn(f"{spec.name} is now {new}: update the class paths of your nbgrader_config.py",
+                          DeprecationWarning, stacklevel=2)
+            return importlib.import_module(new)
+
+        def exec_module(self, module):
+            pass
+
+    if not any(type(f).__name__ == "OldNames" for f in sys.meta_path):
+        sys.meta_path.append(OldNames())
+
+
+_install_old_names()

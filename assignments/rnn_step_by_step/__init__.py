@@ -1,13 +1,11 @@
 """The RNN/LSTM assignment: eight functions, forward and backward, step by step.
 
 Its notebook is in source/rnn_step_by_step/ (its helper rnn_utils.py is generated from
-assignments/shared/utils.py); this package holds what the engine reads through the contract (grading/contract/assignment.py).
+assignments/shared/utils.py). This package is the files the engine reads through the
+contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, reference.py,
+cases.py and mistakes.py; and its own figures.py and gradcheck.py, which only this class uses.
 """
-import os
-
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
-from . import cases, mistakes, reference
-from .exercises import EXERCISES
 
 # What it tells a learner when a fact about the cases separates the passing ones from the
 # failing ones: (when only such cases pass, when only such cases fail).
@@ -22,16 +20,9 @@ CASE_HINTS = {
 
 class RNNStepByStep(Assignment):
     id = "rnn_step_by_step"
-    notebook = "rnn_step_by_step"
-    checks_module = "rnn_checks"
-    utils_module = "rnn_utils"
-    utils_template = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shared", "utils.py")
+    short = "rnn"
     notebook_title = "the RNN/LSTM notebook"
-    cases = cases
-    exercises = EXERCISES
-    reference = reference
     reference_helpers = ("sigmoid", "softmax")
-    catalog = mistakes.CATALOG
     case_hints = CASE_HINTS
 
     def finish_release_notebook(self, nb):

@@ -40,7 +40,7 @@ EXERCISES = (
              callees=("lstm_cell_backward",), forward="lstm_forward", **LSTM),
 )
 
-# How each sequence function must drive its cell (grading/protocols.py).
+# How each sequence function must drive its cell (grading/contract/protocols.py).
 PROTOCOLS = {
     "rnn_forward": forward_loop("rnn_cell_forward", {"a": ["stack", "a_next"], "y_pred": ["stack", "yt_pred"],
                                                         "caches": ["caches", "cache"]}),

@@ -6,6 +6,7 @@ rounded decimal conversion), inputs before anything is computed from them and ou
 the last bits of a float depend on which BLAS, SIMD and libm kernels the CPU selects, and
 the file must come out byte-identical on any machine. The checks compare with a relative
 tolerance of 1e-5, far above what the rounding changes.
+Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 import itertools
 import json

@@ -1,5 +1,6 @@
 """The catalog of mistakes as a page of docs/, generated from the assignment's catalog so
-that the codes users read in results.json are documented exactly as the grader knows them."""
+that the codes users read in results.json are documented exactly as the grader knows them.
+Rule (authoring/): runs in the course staff's process, never on a learner's code."""
 import os
 
 

@@ -5,6 +5,7 @@ hook), never committed in source/ (the release, which holds them, is).
 Beside the notebook: the students' checks (shipped/student_checks.py, as <id>_checks.py),
 the notebook's utilities (the assignment's ``utils_template``, as <id>_utils.py, with the
 notebook's title in its docstring) and the data the checks run on (check_data.json).
+Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 import os
 

@@ -8,6 +8,7 @@ So the notebook cannot disagree with the reference, and a test re-checks it. Exa
 values rounded to 8 decimals (as the published values are): the last digits of a float
 depend on the CPU's BLAS and SIMD kernels, and a learner comparing digits by eye must see the
 same ones on any machine, as must the release build.
+Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 import contextlib
 import inspect

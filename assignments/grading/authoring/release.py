@@ -9,6 +9,7 @@ generate_assignment``) make the same release, byte for byte:
   drawn into the notebook, say: ``Assignment.finish_release_notebook``).
 
 Both are named in nbgrader_config.py.
+Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 import logging
 import os

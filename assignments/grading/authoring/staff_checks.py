@@ -2,6 +2,7 @@
 
 ``python -m assignments check-release`` runs them all; the tests run each one. An empty
 list means the check passed.
+Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 import filecmp
 import inspect

@@ -1,4 +1,5 @@
-"""Make submissions the way a learner does: fill the release notebook's answer cells."""
+"""Make submissions the way a learner does: fill the release notebook's answer cells.
+Rule (authoring/): runs in the course staff's process, never on a learner's code."""
 import ast
 
 import nbformat

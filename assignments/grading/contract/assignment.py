@@ -12,6 +12,7 @@ same places:
 Everything else (the judge, the students' checks, mutation and diagnosis, the notebook's
 generated cells, the release and its checks, grading) lives in ``assignments/grading`` and
 names no assignment.
+Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 import abc
 import functools
@@ -84,38 +85,60 @@ class Exercise:
         return self.weights.get(output, 1.0)
 
 
+# The files of an assignment's package the engine reads: attribute -> (module, name in it).
+PACKAGE_FILES = {"exercises": ("exercises", "EXERCISES"), "reference": ("reference", ""),
+                 "catalog": ("mistakes", "CATALOG"), "cases": ("cases", "")}
+
+
 class Assignment(abc.ABC):
     """One assignment. Subclasses set the class attributes and implement the abstract
     methods; the engine calls nothing else."""
 
     id: str = ""
     """Folder name in source/, release/ and submitted/<student>/; also the nbgrader assignment id."""
+    short: str = ""
+    """The prefix of the files a release ships: ``<short>_checks.py``, ``<short>_utils.py``."""
     notebook: str = ""
-    """The notebook's file name, without .ipynb."""
+    """The notebook's file name, without .ipynb (default: ``id``)."""
     checks_module: str = ""
-    """The name the students' checks ship under in the release (``from <name> import check``)."""
-    exercises: tuple = ()
-    """The graded functions, callees before callers (the judge's order)."""
-    reference = None
-    """The module holding the reference solution: one function per exercise, plus helpers."""
+    """The name the students' checks ship under (``from <name> import check``; default
+    ``<short>_checks``)."""
     reference_helpers: tuple = ()
     """Names of the reference's helper functions a stand-in callee needs (e.g. activations)."""
-    catalog: tuple = ()
-    """The catalogued mistakes (grading.mutation.Mistake), as data."""
     case_hints: dict = {}
     """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
-
-    cases = None
-    """The module of the assignment's seeded cases: HIDDEN_SHAPES and PUBLIC_SHAPES (Shape), and
-    EXAMPLES ({function: Recipe}, the notebook's worked examples)."""
     utils_module: str = ""
-    """The name the notebook's utilities ship under (``from <name> import ...``), generated from
-    ``utils_template``; empty: none."""
-    utils_template: str = ""
+    """The name the notebook's utilities ship under (``from <name> import ...``; default
+    ``<short>_utils``), generated from ``utils_template``."""
+    utils_template: str = os.path.join(PACKAGE, "shared", "utils.py")
     """The path of the text the notebook's utilities are made from (NOTEBOOK_TITLE in it becomes
     ``notebook_title``)."""
     notebook_title: str = "this notebook"
     """How the generated utilities' docstring names the notebook."""
+
+    # Read from the assignment's package (PACKAGE_FILES) unless the subclass sets them:
+    exercises: tuple = ()
+    """The graded functions, callees before callers (the judge's order): exercises.EXERCISES."""
+    reference = None
+    """The module holding the reference solution, one function per exercise: reference.py."""
+    catalog: tuple = ()
+    """The catalogued mistakes (contract.mutation.Mistake), as data: mistakes.CATALOG."""
+    cases = None
+    """The module of the assignment's seeded cases, cases.py: HIDDEN_SHAPES and PUBLIC_SHAPES
+    (Shape), and EXAMPLES ({function: Recipe}, the notebook's worked examples)."""
+
+    def __init_subclass__(cls, **kwargs):
+        """An assignment is a package of fixed files read by one engine (PACKAGE_FILES): a
+        new assignment, or a new exercise, has one place to go."""
+        super().__init_subclass__(**kwargs)
+        package = cls.__module__
+        for attr, (module, name) in PACKAGE_FILES.items():
+            if attr not in cls.__dict__:
+                found = importlib.import_module(f"{package}.{module}")
+                setattr(cls, attr, getattr(found, name) if name else found)
+        cls.notebook = cls.notebook or cls.id
+        cls.checks_module = cls.checks_module or f"{cls.short}_checks"
+        cls.utils_module = cls.utils_module or f"{cls.short}_utils"
 
     # --- what the engine reads, with defaults from ``cases`` ---------------------------------
 

@@ -4,6 +4,7 @@ A recipe is a seed and a list of draws made with ``np.random.RandomState(seed).r
 order (the legacy generator, whose stream numpy keeps fixed across releases). ``arguments``
 turns the draws into a function's arguments, running the reference forward pass where a
 backward pass needs a cache.
+Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 import re
 from dataclasses import dataclass, field
@@ -82,10 +83,14 @@ class Shape:
     """Inputs set to zeros instead of drawn (where the function has them)."""
 
     functions = ()
+    """The assignment's functions, in order: each draws with a seed of its own."""
+    draw_list = None
+    """A function (function, n_x, n_a, n_y, m, T_x) -> ((name, shape), ...): what a function's
+    case draws, in order, for any sizes (set with staticmethod)."""
 
     def draws(self, function):
         """(name, shape) of everything ``function``'s case draws, in order."""
-        raise NotImplementedError
+        return type(self).draw_list(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
 
     def recipe(self, function):
         """Each function draws with its own seed: a backward case's cache must never be a

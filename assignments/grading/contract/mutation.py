@@ -8,6 +8,7 @@ same against fingerprints of the mutants' outputs on the public inputs; a sequen
 mistakes are also named from how it drives its cell (``behaviour``); and the tests check that
 every mutant fails. A mistake no output comparison reveals reliably is found by a detector
 instead: ``reads_globals`` (the function reads the notebook's variables, not its arguments).
+Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 import functools
 import inspect

@@ -7,6 +7,7 @@ slice, "final": the last call's, "sum": over all calls, "caches").
 
 These builders describe the usual loops of a recurrent network over time; an assignment may
 also write its protocol out by hand.
+Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 
 

@@ -8,6 +8,7 @@ The judged calls do not go through the Jupyter protocol: one request starts the 
 own socket folder, which the harness connected to while it was set up. Eight judged calls
 as eight requests cost the kernel and nbclient about ten times what they cost this way
 (ipykernel's and nbclient's work per request and per message, on both sides).
+Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 import json
 import os
@@ -28,12 +29,12 @@ def __grader_setup(token, source, key, path):
     import _socket, builtins, functools, json, sys
     import numpy
     from IPython import get_ipython
-    kept = getattr(sys.modules.pop("_grader_kept", None), "items", {})
-    ns = kept.get(key) if key else None   # built by the zygote, before any learner code anywhere
+    stash = getattr(sys.modules.pop("_grader_stash", None), "items", {})
+    ns = stash.get(key) if key else None   # built by the zygote, before any learner code anywhere
     if not isinstance(ns, dict):
         ns = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
-        exec(kept[key] if key else compile(source, "<grader>", "exec"), ns)
-    ns["_kept"] = dict(kept)
+        exec(stash[key] if key else compile(source, "<grader>", "exec"), ns)
+    ns["_stash"] = dict(stash)
     ns["_shell"], ns["_Socket"] = get_ipython(), _socket.socket
     kernel = get_ipython().kernel
     ns["_publish"] = functools.partial(kernel.session.send, kernel.iopub_socket, "grader_cell")
@@ -88,12 +89,12 @@ class Channel:
         _open_to_all(self.path)   # a sandboxed kernel may run as a user of its own
         self._listener.listen(1)
 
-    def setup_code(self, kept=None):
-        """The code to run first in a new kernel; ``kept``: the key under which the kernel
-        was forked with the harness's code (kernel.py's ``keep``), to run that instead."""
+    def setup_code(self, stashed=None):
+        """The code to run first in a new kernel; ``stashed``: the key under which the kernel
+        was forked with the harness's code (zygotes.py's ``stash``), to run that instead."""
         self.token = secrets.token_hex(8)
-        source = "" if kept else self.kernel_source
-        return SETUP.replace("TOKEN, SOURCE, KEY, PATH", f"{self.token!r}, {source!r}, {kept!r}, {self.path!r}")
+        source = "" if stashed else self.kernel_source
+        return SETUP.replace("TOKEN, SOURCE, KEY, PATH", f"{self.token!r}, {source!r}, {stashed!r}, {self.path!r}")
 
     def connect(self, timeout=10.0):
         """Once the set-up code ran: take the harness's connection (it says the kernel's token

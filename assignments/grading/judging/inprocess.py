@@ -1,6 +1,7 @@
 """Judge functions in this process, through the same harness and JSON round trip as the
 kernel path. For tests and for staff previewing the hidden tests; never for grading
-untrusted code."""
+untrusted code.
+Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here."""
 import json
 
 from ..shipped import harness

@@ -4,6 +4,7 @@ The kernel only computes: ``call(name, cases, callees)`` runs the learner's func
 the hidden inputs there and hands back its outputs (and what the harness observed). Comparing
 them with the reference, naming the mistake and scoring all happen here, where the
 learner's code cannot reach.
+Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 import json
 import re
@@ -27,7 +28,7 @@ def read_reply(assignment, data):
         if isinstance(calls, list):
             observed["calls"] = assignment.checks.decode_calls(calls[:1000])
         elif isinstance(deferred, int) and not isinstance(deferred, bool):
-            observed["calls_recorded"] = True   # kept in the kernel: see Recorded
+            observed["calls_recorded"] = True   # kept in the kernel: see DeferredCalls
         if status == "ok":
             return "ok", assignment.checks.decode(data["output"]), observed
         return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
@@ -52,7 +53,7 @@ def _all_zero(x):
 def request(assignment, name, cases, callees, defer_calls=False):
     """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
     for a loop over a cell, record every call it makes to that cell (``defer_calls``: keep
-    them in the kernel until asked for, see Recorded)."""
+    them in the kernel until asked for, see DeferredCalls)."""
     spec = assignment.spec(name)
     req = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
            "callees": {c: assignment.callee_source(c) for c in callees}}
@@ -65,7 +66,7 @@ def request(assignment, name, cases, callees, defer_calls=False):
     return req
 
 
-class Recorded:
+class DeferredCalls:
     """The calls a loop made to its cell on each hidden case, left in the kernel by the call
     and fetched, all cases at once, the first time the judge looks at one. Only a wrong
     loop's calls are looked at, so a correct one never pays for sending them (they are most
@@ -134,7 +135,7 @@ class Judge:
         for every submission, so they are encoded once per grading process. Only the first
         may be sent to a kernel before its call (a warm kernel is forked with it): the
         reference's source must not reach a kernel before the callee itself was judged.
-        A loop's recorded calls stay in the kernel until asked for (Recorded)."""
+        A loop's recorded calls stay in the kernel until asked for (DeferredCalls)."""
         key = (name, tuple(callees))
         if key not in self._requests:
             req = request(self.a, name, [c[1] for c in self.cases(name)], callees, defer_calls=True)
@@ -294,7 +295,7 @@ class Judge:
         found = []
         for o in outcomes:
             calls = o.observed.get("calls")
-            if callable(calls):   # left in the kernel (Recorded): fetched now
+            if callable(calls):   # left in the kernel (DeferredCalls): fetched now
                 calls = calls()
             try:
                 found.append(self.a.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),

@@ -1,29 +1,25 @@
-"""nbgrader preprocessors of the grading pipeline (configured in nbgrader_config.py)."""
-import datetime
+"""JudgedExecute, the nbgrader preprocessor that executes the learner's cells (served by the
+harness: upstream/served_cells.py) and judges each graded function (judge.py) in a kernel
+with the harness in it (harness_kernel.py); configured in nbgrader_config.py.
+Rule (judging/): what comes back from the kernel is data to check; expected outputs never
+leave the grading process."""
 import functools
-import hashlib
-import inspect
 import time
-from queue import Empty
 
-import zmq
-from jupyter_core.utils import run_sync
-from nbclient.client import timestamp
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import ensure_async
-from nbformat import NotebookNode, from_dict
-from nbformat.corpus.words import generate_corpus_id
+from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from nbformat.validator import ValidationError
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Float, Integer, Unicode, default
 
 from ..contract.assignment import load as load_assignment
-from ..sandbox.kernel import SPARE, GradingKernelManager
+from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
+from ..upstream.served_cells import ServedCells, output_validator
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
-from .judge import Judge, Recorded, read_reply
+from .harness_kernel import HarnessKernel, stash_key
+from .judge import DeferredCalls, Judge, read_reply
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,26 +27,19 @@ def prepared(assignment):
     """The judge, the harness's text and what a warm kernel is forked with, made once per
     grading process and reused for every submission (local workers inherit it: the pipeline
     makes it before they fork): the hidden cases and the reference's outputs on them are
-    the same for all. A warm kernel's zygote keeps the harness's code
-    (compiled once) and every judged call's request, under keys (kernel.py's ``keep``)."""
+    the same for all. A warm kernel's zygote stashes the harness's code (compiled once) and
+    every judged call's request, under keys (zygotes.py's ``stash``)."""
     output_validator()   # compiled here too, so that forked workers inherit it
     judge, source = Judge(assignment), harness.kernel_source(assignment)
     # the harness, run once in the zygote; each request parsed there, its cases decoded there
-    keep = {kept_key(source): {"text": source, "compile": True, "run": True, "filename": "<grader>"}}
+    stash = {stash_key(source): {"text": source, "compile": True, "run": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
-        keep[kept_key(text)] = {"text": text, "json": True, "decode": kept_key(source)}
-    return judge, source, keep
+        stash[stash_key(text)] = {"text": text, "json": True, "decode": stash_key(source)}
+    return judge, source, stash
 
 
-@functools.lru_cache(maxsize=256)
-def kept_key(text):
-    """The key of a text kept in the zygote (the same request texts come back for every
-    submission: hashed once)."""
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-class JudgedExecute(Execute):
+class JudgedExecute(ServedCells, HarnessKernel, Execute):
     """Execute the learner's cells as nbgrader does, then judge every graded function in the
     grading process: the kernel runs the learner's function on hidden inputs and hands back
     its outputs, and each test cell's outputs become the verdict (feedback and score).
@@ -101,8 +90,8 @@ class JudgedExecute(Execute):
 
     def preprocess(self, nb, resources, km=None):
         from nbclient import NotebookClient
-        self._a = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
-        self._judge, self._kernel_source, self._keep = prepared(self._a)
+        self._assignment = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
+        self._judge, self._kernel_source, self._stash = prepared(self._assignment)
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -123,7 +112,7 @@ class JudgedExecute(Execute):
                 elif cell.cell_type == "code":
                     self._run_learner_cell(cell, index)
             try:
-                for ex in self._a.exercises:          # callees before callers
+                for ex in self._assignment.exercises:          # callees before callers
                     if ex.name in tests:
                         self._judge_cell(ex.name, tests[ex.name])
             finally:
@@ -132,85 +121,10 @@ class JudgedExecute(Execute):
         self.nb.metadata.setdefault("grader", {})["events"] = self._events
         return self.nb, self.resources
 
-    def create_kernel_manager(self):
-        """A kernel whose scratch folder holds the release's helper files, copied from the
-        notebook's folder: only those, so a submitted numpy.py cannot shadow numpy. The
-        spare kernel started during the previous submission is used when its folder holds
-        the same files."""
-        path = self.resources.get("metadata", {}).get("path")
-        if not path:
-            raise ValueError("JudgedExecute needs resources['metadata']['path'], the notebook's folder")
-        names = self._a.helper_files()
-        km = SPARE.take(path, names)
-        if km is None:
-            km = super().create_kernel_manager()
-            km.prepare_scratch(path, names=names)
-        km.keep = self._keep   # a warm kernel is forked with these (a cold one ignores them)
-        self.km = km
-        return km
-
-    def _kept(self, text):
-        """The key of a text this kernel was forked with, or None: then it is sent."""
-        key = kept_key(text)
-        return key if key in getattr(self.km, "kept", ()) else None
-
-    def _start_spare(self):
-        """Boot the next submission's kernel now, while this one is graded: a fresh process
-        in a fresh sandbox and scratch folder, so nothing passes from one learner to the next."""
-        if not self.prestart or SPARE.ready() or getattr(self.km, "zygote", None):
-            return   # a forked kernel starts in a few hundredths of a second: no spare needed
-        own = self.km
-        try:
-            km = super().create_kernel_manager()
-            km.prepare_scratch(self.resources["metadata"]["path"], names=self._a.helper_files())
-            run_sync(km.start_kernel)()
-            SPARE.keep(km, self.resources["metadata"]["path"], self._a.helper_files())
-        except Exception as exc:   # only an optimisation: grading goes on without it
-            self.log.warning("could not start a spare kernel: %s", exc)
-        finally:
-            self.km = own
-
     def _no_judge(self, cell):
         self._event("no_judge", cell.metadata["nbgrader"].get("grade_id", "?"), "a graded cell with no judge")
         cell.outputs = [new_output("error", ename="NoJudge", evalue="no judge for this cell",
                                    traceback=["The grader has no judge for this graded cell."])]
-
-    def _ready(self):
-        """A fresh kernel: wait for it, then install the harness before any learner code."""
-        info = getattr(self.kc, "kernel_info_reply", None) or self.wait_for_reply(self.kc.kernel_info())
-        self.nb.metadata["language_info"] = info["content"]["language_info"]
-        self._channel.listen(self.km.sockets)
-        outputs = self._quiet(self._channel.setup_code(kept=self._kept(self._kernel_source)), 0, timeout=60)
-        for o in outputs:   # without its harness, the kernel cannot be judged: say so, and stop
-            if o.get("output_type") == "error":
-                self._channel.close()
-                raise RuntimeError(f"the grader's harness could not be set up in the kernel: {o.get('ename')}: "
-                                   f"{str(o.get('evalue'))[:200]}")
-        self._channel.connect()
-
-    def _replace_kernel(self):
-        """Throw the kernel away and start another, replaying the cells that ran cleanly."""
-        self._kernels += 1
-        self._cleanup_kernel()
-        self.km = self.create_kernel_manager()
-        self.start_new_kernel()
-        self.start_new_kernel_client()
-        self._ready()
-        for index in list(self._clean):
-            if time.monotonic() > self._deadline:
-                break
-            try:
-                self._quiet(self.nb.cells[index].source, index, timeout=self.timeout)
-            except Exception:
-                self._clean.remove(index)
-
-    def _cleanup_kernel(self):
-        km = self.km
-        try:
-            super()._cleanup_kernel()
-        finally:
-            if km is not None:
-                km.cleanup_scratch()
 
     def _event(self, kind, where, detail=""):
         if kind == "dead_kernel" and getattr(self.km, "oom_killed", lambda: False)():
@@ -225,10 +139,10 @@ class JudgedExecute(Execute):
             self._event("notebook_timeout", f"cell {index}", "not run: the notebook's time was up")
             return
         try:
-            if self._servable(cell):
-                self._run_served(cell, index)
+            if self._can_serve(cell):
+                self._run_on_harness(cell, index)
             else:
-                self._stop_serving()
+                self._stop_harness()
                 self.execute_cell(cell, index, store_history=True)
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
             kind = "dead_kernel" if isinstance(exc, DeadKernelError) else "timeout"
@@ -247,173 +161,6 @@ class JudgedExecute(Execute):
         else:
             self._clean.append(index)
 
-    def _servable(self, cell):
-        """Whether the harness can run this cell as nbclient would have it run. Not: a cell
-        nbclient skips (empty, or tagged to skip: execute_cell skips it without the kernel),
-        top-level await (ipykernel awaits it in its own loop), or coalesced streams."""
-        return (self.serve_cells and not self.coalesce_streams and cell.source.strip()
-                and self.skip_cells_with_tag not in cell.metadata.get("tags", [])
-                and "await" not in cell.source and "async" not in cell.source)
-
-    def _run_served(self, cell, index):
-        """Run one of the learner's cells as a job of the serving request (harness.run_cell):
-        its outputs are processed as nbclient processes them, until the harness says the
-        cell is over. Faults are nbclient's: CellTimeoutError, DeadKernelError."""
-        for attempt in (1, 2):
-            try:
-                parent = self._serve()
-                nonce = self._channel.send({"op": "cell", "code": cell.source})
-                break
-            except ChannelTimeout:
-                raise RuntimeError("the grader's harness did not start in time") from None
-            except ChannelClosed:
-                if self._died():
-                    raise DeadKernelError("Kernel died") from None
-                if attempt == 2:
-                    raise RuntimeError("the grader's harness could not be reached") from None
-                self._reconnect()   # the learner's code closed its socket (or the kernel is replaced)
-        return self._served(cell, index, parent, nonce)
-
-    def _hook(self, hook, **kwargs):
-        """nbclient's run_hook, from synchronous code."""
-        if hook is not None:
-            result = hook(**kwargs)
-            if inspect.isawaitable(result):
-                run_sync(ensure_async)(result)
-
-    def _iopub(self):
-        """The IOPub socket of this kernel's client, read synchronously: each message costs
-        a poll and a receive, instead of an asyncio task and loop turn or more."""
-        if getattr(self, "_iopub_of", None) is not self.kc:
-            self._iopub_of, self._iopub_socket = self.kc, zmq.Socket.shadow(self.kc.iopub_channel.socket.underlying)
-        return self._iopub_socket
-
-    def _next_iopub(self, timeout):
-        """The next IOPub message within ``timeout`` seconds, deserialised as the client does."""
-        socket = self._iopub()
-        if not socket.poll(int(timeout * 1000)):
-            raise Empty
-        _, parts = self.kc.session.feed_identities(socket.recv_multipart())
-        return self.kc.session.deserialize(parts)
-
-    def _served(self, cell, index, parent, nonce):
-        """nbclient's async_execute_cell, for a cell the harness runs: the same hooks,
-        outputs, timing metadata, timeout handling and reply (the harness's ``grader_cell``
-        message carries the reply ipykernel would have sent)."""
-        self._hook(self.on_cell_start, cell=cell, cell_index=index)
-        if self.record_timing:
-            cell["metadata"]["execution"] = {}
-        self._hook(self.on_cell_execute, cell=cell, cell_index=index)
-        self._hook(self.on_cell_complete, cell=cell, cell_index=index)
-        self.code_cells_executed += 1
-        timeout = self._get_timeout(cell)
-        cell.outputs = []
-        self.clear_before_next_output = False
-        if self.record_timing:   # sent just now; the serving request has long been busy
-            sent = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            cell["metadata"]["execution"].update({"iopub.status.busy": sent, "iopub.execute_input": sent})
-        deadline = time.monotonic() + timeout if timeout else None
-        reply, interrupted = None, False
-        while True:
-            wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
-            try:
-                msg = self._next_iopub(wait)
-            except Empty:
-                if not run_sync(self.kc.is_alive)():
-                    raise DeadKernelError("Kernel died") from None
-                if deadline is not None and time.monotonic() >= deadline:
-                    if interrupted or not self.interrupt_on_timeout:
-                        raise CellTimeoutError.error_from_timeout_and_cell(
-                            "Timeout waiting for IOPub output" if interrupted else "Cell execution timed out",
-                            self.iopub_timeout if interrupted else timeout, cell)
-                    run_sync(self.km.interrupt_kernel)()   # as nbclient does: the cell then ends
-                    interrupted, deadline = True, time.monotonic() + self.iopub_timeout
-                    if self.error_on_timeout:
-                        reply = {"content": {**self.error_on_timeout, "status": "error"}}
-                continue
-            if msg["parent_header"].get("msg_id") != parent:
-                continue
-            kind = msg["msg_type"]
-            if kind == "grader_cell":
-                if msg["content"].get("nonce") != nonce:
-                    continue
-                # ipykernel announces the count in execute_input; the reply says the same
-                cell["execution_count"] = msg["content"]["reply"].get("execution_count")
-                reply = reply or {"header": msg["header"], "parent_header": msg["parent_header"],
-                                  "content": msg["content"]["reply"]}
-                if self.record_timing:
-                    done = timestamp(msg)
-                    cell["metadata"]["execution"].update({"iopub.status.idle": done, "shell.execute_reply": done})
-                break
-            if kind == "status":
-                if msg["content"].get("execution_state") == "idle":   # the serving request ended early
-                    self._channel.serving = False
-                    raise RuntimeError("the kernel stopped running the grader's cells")
-                continue
-            self.process_message(msg, cell, index)
-        self._hook(self.on_cell_executed, cell=cell, cell_index=index, execute_reply=reply)
-        if reply["content"].get("status") == "error":   # nbclient's check: raises unless errors are allowed
-            run_sync(self._check_raise_for_error)(cell, index, reply)
-        self.nb["cells"][index] = cell
-        return cell
-
-    def _serve(self):
-        """The msg id of the request that runs the harness's ``serve``, started now if it is
-        not running (ChannelClosed, ChannelTimeout when it cannot start)."""
-        if not self._channel.serving:
-            self._serving = self.kc.execute(self._channel.serve_code(), silent=True, store_history=False,
-                                            allow_stdin=False)
-            self._channel.started(self.call_timeout)
-        return self._serving
-
-    def _stop_serving(self):
-        """End the serving request, so that a cell can have a request of its own."""
-        if self._channel.serving:
-            try:
-                self._channel.send({"op": "stop"})
-            except ChannelClosed:
-                pass
-            self._channel.serving = False
-
-    def process_message(self, msg, cell, cell_index):
-        """nbclient's, except that an output the notebook format does not allow (only the
-        learner's own code can publish one) is dropped with a note and a flag, instead of
-        failing the whole submission when the notebook is validated."""
-        try:
-            return super().process_message(msg, cell, cell_index)
-        except ValidationError as exc:
-            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            self._event("invalid_output", f"cell {cell_index}", why)
-            cell.outputs.append(NotebookNode(output_type="stream", name="stderr", text=(
-                f"[the grader dropped an output that a notebook cannot hold: {why}]\n")))
-            return None
-
-    def output(self, outs, msg, display_id, cell_index):
-        """nbclient's, keeping at most max_output_bytes of each cell's output (the rest is
-        dropped as it arrives), and checking each output against the notebook format with a
-        validator compiled once (``output_node``) instead of nbformat's per-call one."""
-        verdict = self._budget.take(cell_index, msg)
-        if verdict == "cut":
-            self._event("output_flood", f"cell {cell_index}", f"more than {self.max_output_bytes} bytes of output")
-            outs.append(new_output("stream", name="stdout",
-                                   text=f"\n[the grader dropped the rest of this output: over {self.max_output_bytes} bytes]\n"))
-        if verdict != "keep":
-            return None
-        if self.output_hook_stack[msg["parent_header"].get("msg_id")]:   # a widget's: nbclient's way
-            return super().output(outs, msg, display_id, cell_index)
-        out = output_node(msg)
-        if out is None:
-            self.log.error(f"unhandled iopub msg: {msg['msg_type']}")
-            return None
-        if self.clear_before_next_output:
-            outs[:] = []
-            self.clear_display_id_mapping(cell_index)
-            self.clear_before_next_output = False
-        if display_id:
-            self._display_id_map.setdefault(display_id, {}).setdefault(cell_index, []).append(len(outs))
-        outs.append(out)
-        return out
-
     # --- judging --------------------------------------------------------------------------------
 
     def exercise_of(self, cell):
@@ -421,39 +168,20 @@ class JudgedExecute(Execute):
             return None
         grade_id = cell.metadata["nbgrader"].get("grade_id", "")
         name = grade_id[len(self.test_prefix):] if grade_id.startswith(self.test_prefix) else None
-        return name if name in self._a.by_name else None
+        return name if name in self._assignment.by_name else None
 
     def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, self._call)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             for cell in self.nb.cells:
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
-                    problem = self._a.checks.syntax_problem(cell.source, name)
+                    problem = self._assignment.checks.syntax_problem(cell.source, name)
                     if problem:
                         verdict.feedback = f"{name} is not defined: " + problem
         cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
         cell.execution_count = None
         cell.metadata["judge"] = verdict.to_json()
-
-    def _quiet(self, code, index, timeout):
-        """Run code in the kernel as a throwaway cell; return its outputs. Raises like
-        nbclient on a dead kernel or an unrecoverable timeout, with the outputs that had
-        arrived as the exception's ``outputs``."""
-        probe = NotebookNode(id=generate_corpus_id(), cell_type="code", metadata=NotebookNode(),
-                             execution_count=None, source=code, outputs=[])   # thrown away after the call
-        kept, saved, size = self.nb.cells[index], self.timeout, self._budget.hold(index)
-        self.timeout = int(max(1, timeout))
-        try:
-            self.execute_cell(probe, index, store_history=False)
-        except Exception as exc:
-            exc.outputs = probe.outputs
-            raise
-        finally:
-            self.timeout = saved
-            self.nb.cells[index] = kept   # nbclient stores the executed cell at index
-            self._budget.restore(index, size)
-        return probe.outputs
 
     def _call(self, name, cases, callees):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
@@ -464,7 +192,7 @@ class JudgedExecute(Execute):
             return [("fault", "was not run: the notebook used up its time", {})]
         # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
         text, callees_text = self._judge.request_text(name, callees)
-        key = self._kept(text)
+        key = self._stashed(text)
         job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
         kernel = self._kernels
         replies, fault = self._ask(job, name, "while called on a hidden case")
@@ -472,7 +200,7 @@ class JudgedExecute(Execute):
             self._event("refused_reply", name, why)
         results = []
         for data in replies:
-            status, value, observed = read_reply(self._a, data)
+            status, value, observed = read_reply(self._assignment, data)
             if status == "fault":
                 self._event("no_result", name, value)
             elif status == "raised" and "MemoryError" in value:
@@ -481,7 +209,7 @@ class JudgedExecute(Execute):
                 self._event("exit", name, value[:200])
             results.append((status, value, observed))
         if any([observed.pop("calls_recorded", False) for _, _, observed in results]):
-            recorded = Recorded(functools.partial(self._recorded, name, kernel))
+            recorded = DeferredCalls(functools.partial(self._recorded, name, kernel))
             for case, (_, _, observed) in enumerate(results):
                 observed["calls"] = functools.partial(recorded.case, case)
         finished = len(results) == len(cases) or (results and results[-1][0] in ("missing", "not_implemented", "fault"))
@@ -499,7 +227,7 @@ class JudgedExecute(Execute):
         for attempt in (1, 2):
             started = self._channel.serving
             try:
-                self._serve()
+                self._start_harness()
                 return self._channel.ask(job, self.call_timeout), None
             except ChannelTimeout as exc:
                 self._event("timeout", name, doing)
@@ -515,29 +243,8 @@ class JudgedExecute(Execute):
                     self._event("no_result", name, "its code closed the grader's channel to the kernel")
                     return getattr(exc, "replies", []), "closed the grader's channel to the kernel"
 
-    def _died(self, wait=2.0):
-        """Whether the kernel is gone (its end of the channel closed just now: give it a moment)."""
-        deadline = time.monotonic() + wait
-        while run_sync(self.km.is_alive)():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.02)
-        return True
-
-    def _reconnect(self):
-        """Connect the harness to a new socket (the learner's code closed the last one), or
-        replace the kernel if that fails."""
-        self._channel.listen(self.km.sockets)
-        try:
-            outputs = self._quiet(self._channel.reconnect_code(), 0, timeout=10)
-            if any(o.get("output_type") == "error" for o in outputs):
-                raise RuntimeError("the harness could not connect again")
-            self._channel.connect()
-        except (CellTimeoutError, DeadKernelError, RuntimeError):
-            self._replace_kernel()
-
     def _recorded(self, name, kernel):
-        """{case: calls} that the last judged call of this kernel recorded (see Recorded);
+        """{case: calls} that the last judged call of this kernel recorded (see DeferredCalls);
         {} when the kernel was replaced since, or the harness does not answer in time."""
         if kernel != self._kernels or time.monotonic() > self._deadline:
             return {}
@@ -545,46 +252,10 @@ class JudgedExecute(Execute):
         found = {}
         for data in [] if fault else replies:
             try:
-                found[data["case"]] = self._a.checks.decode_calls(data["calls"][:1000])
+                found[data["case"]] = self._assignment.checks.decode_calls(data["calls"][:1000])
             except Exception:   # it comes from the learner's process: unreadable means unknown
                 pass
         return found
-
-
-OUTPUT_FIELDS = {"execute_result": ("metadata", "data", "execution_count"), "stream": ("name", "text"),
-                 "display_data": ("metadata", "data"), "error": ("ename", "evalue", "traceback")}
-
-
-@functools.lru_cache(maxsize=None)
-def output_validator():
-    """The notebook format's schema for one output, compiled once per process (fastjsonschema,
-    as nbformat itself uses for whole notebooks)."""
-    import fastjsonschema
-    import nbformat.v4
-    from nbformat.validator import _get_schema_json
-    schema = _get_schema_json(nbformat.v4, 4, nbformat.v4.nbformat_minor)
-    return fastjsonschema.compile({"$schema": schema["$schema"], "definitions": schema["definitions"],
-                                   "$ref": "#/definitions/output"})
-
-
-def output_node(msg):
-    """The notebook output of an IOPub message, as nbformat's output_from_msg makes it, or
-    None for a message that is not an output. Raises ValidationError, as nbformat does, for
-    one the notebook format does not allow."""
-    import fastjsonschema
-    fields = OUTPUT_FIELDS.get(msg["msg_type"])
-    if fields is None:
-        return None
-    content = msg["content"]
-    missing = [f for f in fields if f not in content]
-    if missing:
-        raise ValidationError(f"a {msg['msg_type']} output without {', '.join(missing)}")
-    out = NotebookNode(output_type=msg["msg_type"], **{f: from_dict(content[f]) for f in fields})
-    try:
-        output_validator()(out)
-    except fastjsonschema.JsonSchemaException as exc:
-        raise ValidationError(str(exc)) from None
-    return out
 
 
 def verdict_outputs(v):

@@ -4,6 +4,7 @@ They were drawn with matplotlib, whose import and rendering cost the grading pro
 0.9 s of CPU at the end of every run, for four small charts. Written by hand they take
 milliseconds, are the same bytes on every machine (coordinates rounded, no dates, no ids
 drawn from a hash) and need no font to be embedded: the browser sets the text.
+Rule (reports/): reads results, never grades.
 """
 import html
 import math

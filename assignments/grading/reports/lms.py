@@ -5,6 +5,7 @@ Students are identified as nbgrader's gradebook holds them (``Student``: ``id``,
 gradebook's (``max(0, raw score - late penalty)``, the ``score`` of nbgrader's
 ``grades.csv``), so that the three files agree. The exact columns, and what each LMS does
 with them, are in docs/report.md ("Grades for an LMS").
+Rule (reports/): reads results, never grades.
 """
 import csv
 import re

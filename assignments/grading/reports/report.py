@@ -7,13 +7,14 @@ the assignment: function ids come from the results, and the words students were 
 each mistake code from the ``messages`` the caller passes (the assignment's catalog). It is
 made for a MOOC: everything is counted in one pass, charts summarise (never one mark per
 student), and lists of students are cut at ``SHOWN`` names with the rest counted.
+Rule (reports/): reads results, never grades.
 """
 import csv
-import html
+import functools
 import json
 import os
-import re
 
+from .. import TEMPLATES
 from . import charts
 
 SHOWN = 12          # students named in a list before "and N more"
@@ -163,18 +164,10 @@ def flag_group(flag):
     return "other"
 
 
-def build(results, messages=None, timings=None):
-    """The report's numbers (report.json) from results.json. ``messages`` maps a mistake
-    code to the words students were given; ``timings`` are timings.csv's rows."""
-    messages = messages or {}
-    subs = results["submissions"]
-    n = len(subs)
-    order = []                    # function ids, in the order results.json gives them
-    functions = {}
-    mistakes = {}                 # (function, code) -> students
-    groups = {g: [] for g, _, _ in GROUPS}
-    statuses = {}
-    unsandboxed = 0
+def _tally(subs):
+    """Per function, per (function, code) and per flag group: what the submissions show."""
+    order, functions, mistakes = [], {}, {}   # functions in the order results.json gives them
+    groups, statuses, unsandboxed = {g: [] for g, _, _ in GROUPS}, {}, 0
     for s in subs:
         statuses[s["status"]] = statuses.get(s["status"], 0) + 1
         for e in s["exercises"]:
@@ -186,10 +179,7 @@ def build(results, messages=None, timings=None):
             f["passed"] += bool(e["passed"])
             f["total"] += float(e["score"])
             if not e["passed"] and s["status"] not in ("unreadable", "error"):
-                if e["diagnoses"]:
-                    f["named"] += 1
-                else:
-                    f["failed_unexplained"] += 1
+                f["named" if e["diagnoses"] else "failed_unexplained"] += 1
             for code in e["diagnoses"]:
                 mistakes.setdefault((e["id"], code), []).append(s["student"])
         kinds = {}
@@ -206,7 +196,25 @@ def build(results, messages=None, timings=None):
         for group, flags in kinds.items():
             groups[group].append({"student": s["student"], "status": s["status"], "score": _r(s["score"]),
                                   "flags": flags, "message": (s.get("message") or "").splitlines()[0] if s.get("message") else ""})
+    return order, functions, mistakes, groups, statuses, unsandboxed
 
+
+def _timing(timings):
+    seconds = [t["seconds"] for t in timings]
+    slowest = sorted(timings, key=lambda t: (-t["seconds"], t["student"]))[:SHOWN]
+    top = max(seconds) if seconds else 1.0
+    return dict(_stats(seconds), count=len(seconds), total_seconds=_r(sum(seconds)),
+                cpu_seconds=_r(sum(t["cpu_seconds"] for t in timings)), workers=len({t["worker"] for t in timings}),
+                slowest=[{"student": t["student"], "seconds": _r(t["seconds"])} for t in slowest],
+                histogram=_histogram(seconds, top))
+
+
+def build(results, messages=None, timings=None):
+    """The report's numbers (report.json) from results.json. ``messages`` maps a mistake
+    code to the words students were given; ``timings`` are timings.csv's rows."""
+    messages, subs = messages or {}, results["submissions"]
+    n = len(subs)
+    order, functions, mistakes, groups, statuses, unsandboxed = _tally(subs)
     scores = [float(s["score"]) for s in subs]
     report = {
         "assignment": results["assignment"], "max_score": _r(results["max_score"]), "submissions": n,
@@ -214,7 +222,8 @@ def build(results, messages=None, timings=None):
         "scores": dict(_stats(scores), full_marks=sum(1 for v in scores if v >= results["max_score"]),
                        zero=sum(1 for v in scores if v == 0),
                        histogram=_histogram(scores, float(results["max_score"]))),
-        "functions": [], "mistakes": [], "flagged": {}, "unsandboxed": unsandboxed, "timing": None,
+        "functions": [], "mistakes": [], "flagged": {}, "unsandboxed": unsandboxed,
+        "timing": _timing(timings) if timings else None,
     }
     for fid in order:
         f = functions[fid]
@@ -231,15 +240,6 @@ def build(results, messages=None, timings=None):
     for group, _, _ in GROUPS:
         if groups[group]:
             report["flagged"][group] = sorted(groups[group], key=lambda r: r["student"])
-    if timings:
-        seconds = [t["seconds"] for t in timings]
-        slowest = sorted(timings, key=lambda t: (-t["seconds"], t["student"]))[:SHOWN]
-        top = max(seconds) if seconds else 1.0
-        report["timing"] = dict(_stats(seconds), count=len(seconds), total_seconds=_r(sum(seconds)),
-                                cpu_seconds=_r(sum(t["cpu_seconds"] for t in timings)),
-                                workers=len({t["worker"] for t in timings}),
-                                slowest=[{"student": t["student"], "seconds": _r(t["seconds"])} for t in slowest],
-                                histogram=_histogram(seconds, top))
     return report
 
 
@@ -264,35 +264,27 @@ def _mistakes_chart(mistakes):
 
 # ---------------------------------------------------------------- the page
 
-CSS = """
-:root { --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bad: #c62828; --good: #2e7d32; }
-* { box-sizing: border-box; }
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-       color: var(--ink); max-width: 1000px; margin: 0 auto; padding: 1.5rem; }
-h1 { font-size: 1.6rem; margin: 0 0 .2rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .5rem;
-     border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
-.muted, figcaption { color: var(--muted); font-size: .9rem; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(140px, 1fr)); gap: .6rem; margin: 1rem 0; }
-.card { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .7rem; }
-.card b { display: block; font-size: 1.4rem; }
-table { border-collapse: collapse; width: 100%; font-size: .9rem; margin: .4rem 0; }
-th, td { border-bottom: 1px solid var(--line); padding: .3rem .45rem; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code { font-size: .85em; background: #f6f8fa; padding: 0 .2em; border-radius: 3px; }
-figure { margin: .6rem 0; } figure svg { max-width: 100%; height: auto; }
-.more { color: var(--muted); font-style: italic; }
-.words { max-width: 34em; }
-@media print {
-  body { max-width: none; padding: 0; font-size: 10pt; }
-  h2, h3, .muted { break-after: avoid; } figure, tr, .card { break-inside: avoid; }
-  section { break-inside: auto; } a { color: inherit; text-decoration: none; }
-  th { background: none; }
-}
-"""
+PAGE = os.path.join(TEMPLATES, "report")
 
 
-def _e(text):
-    return html.escape(str(text), quote=True)
+@functools.lru_cache(maxsize=None)
+def _environment():
+    from jinja2 import Environment, FileSystemLoader
+    from markupsafe import Markup, escape
+    env = Environment(loader=FileSystemLoader(PAGE), autoescape=True, keep_trailing_newline=True)
+
+    def names(students):
+        shown = Markup(", ").join(students[:SHOWN])
+        rest = len(students) - SHOWN
+        return shown + (Markup(' <span class="more">and %d more</span>') % rest if rest > 0 else "")
+
+    def figure(svg, caption):
+        svg = svg.replace('role="img" ', f'role="img" aria-label="{escape(caption)}" ', 1)
+        return Markup(f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>")
+
+    env.filters.update(num=_num, pct=_pct, names=names)
+    env.globals.update(figure=figure, groups=GROUPS, max_rows=ROWS, top_mistakes=TOP_MISTAKES)
+    return env
 
 
 def _pct(x):
@@ -303,130 +295,24 @@ def _num(x):
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x)}"
 
 
-def _names(students):
-    shown = ", ".join(_e(s) for s in students[:SHOWN])
-    rest = len(students) - SHOWN
-    return shown + (f' <span class="more">and {rest} more</span>' if rest > 0 else "")
-
-
-def _figure(svg, caption):
-    svg = svg.replace('role="img" ', f'role="img" aria-label="{_e(caption)}" ', 1)
-    return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
-
-
 def render(report, charts=True):
-    """report.html: one self-contained page (inline CSS and SVG; no script, no network)."""
-    n = report["submissions"]
-    sc = report["scores"]
-    flagged = report["flagged"]
-    n_flagged = len({r["student"] for rows in flagged.values() for r in rows})
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Class report: {_e(report['assignment'])}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-        f"<h1>Class report: <code>{_e(report['assignment'])}</code></h1>",
-        f'<p class="muted">{n} submissions; scores out of {_num(report["max_score"])}. '
-        f"Built from results.json by <code>python -m assignments report</code>.</p>",
-        '<div class="cards">',
-        f'<div class="card" id="n-submissions"><b>{n}</b>submissions</div>',
-        f'<div class="card" id="mean-score"><b>{_num(sc["mean"])}</b>mean score</div>',
-        f'<div class="card" id="median-score"><b>{_num(sc["median"])}</b>median score</div>',
-        f'<div class="card" id="full-marks"><b>{sc["full_marks"]}</b>full marks</div>',
-        f'<div class="card" id="flagged-count"><b>{n_flagged}</b>flagged</div>',
-        "</div>",
-    ]
-    # score distribution
-    parts.append('<section id="scores"><h2>Score distribution</h2>')
+    """report.html: one self-contained page (inline CSS and SVG; no script, no network), from
+    templates/report/."""
+    n, sc, flagged = report["submissions"], report["scores"], report["flagged"]
+    drawn = {}
     if charts and n:
-        parts.append(_figure(_histogram_chart(sc["histogram"], "scores", f"score (out of {_num(report['max_score'])})",
-                                              "#1565c0"), f"Submissions per score band of {_num(sc['histogram']['edges'][1])} points."))
-    statuses = ", ".join(f"{_e(k)}: {v}" for k, v in report["statuses"].items())
-    parts.append("<table><tr><th>mean</th><th>min</th><th>first quartile</th><th>median</th><th>third quartile</th>"
-                 "<th>max</th><th>zero</th><th>status</th></tr><tr>"
-                 + "".join(f'<td class="num">{_num(sc[k])}</td>' for k in ("mean", "min", "q1", "median", "q3", "max"))
-                 + f'<td class="num">{sc["zero"]}</td><td>{statuses}</td></tr></table></section>')
-    # functions
-    parts.append('<section id="functions"><h2>Functions</h2>')
+        drawn["scores"] = _histogram_chart(sc["histogram"], "scores", f"score (out of {_num(report['max_score'])})", "#1565c0")
     if charts and report["functions"]:
-        parts.append(_figure(_functions_chart(report["functions"]),
-                             "Share of the class with full marks, and mean score as a share of the function's points."))
-    parts.append('<table><tr><th>function</th><th class="num">full marks</th><th class="num">pass rate</th>'
-                 '<th class="num">mean score</th><th class="num">failed, mistake named</th>'
-                 '<th class="num">failed, no mistake named</th></tr>')
-    for f in report["functions"]:
-        parts.append(f'<tr id="fn-{_e(f["id"])}"><td><code>{_e(f["id"])}</code></td><td class="num">{f["passed"]} / {n}</td>'
-                     f'<td class="num">{_pct(f["pass_rate"])}</td>'
-                     f'<td class="num">{_num(f["mean_score"])} / {_num(f["max_score"])}</td>'
-                     f'<td class="num">{f["failed_with_named_mistake"]}</td><td class="num">{f["failed_unexplained"]}</td></tr>')
-    parts.append('</table><p class="muted">Pass rate: submissions with full marks on the function, over all '
-                 f'{n} submissions (unreadable ones included). "No mistake named": the function lost points but '
-                 "matched no catalogued mistake; its feedback describes the wrong outputs instead.</p></section>")
-    # mistakes
-    parts.append('<section id="mistakes"><h2>Named mistakes</h2>')
-    if not report["mistakes"]:
-        parts.append("<p>No catalogued mistake was named in this class.</p>")
-    else:
-        if charts:
-            shown = min(TOP_MISTAKES, len(report["mistakes"]))
-            parts.append(_figure(_mistakes_chart(report["mistakes"]),
-                                 f"The {shown} most common of {len(report['mistakes'])} named mistakes."))
-        parts.append('<table><tr><th>mistake</th><th class="num">students</th><th class="num">share</th>'
-                     "<th>what students were told</th><th>who</th></tr>")
-        for m in report["mistakes"]:
-            words = _e(m["message"]) if m["message"] else '<span class="muted">(no catalog entry)</span>'
-            parts.append(f'<tr id="mistake-{_e(m["function"])}-{_e(m["code"])}"><td><code>{_e(m["code"])}</code><br>'
-                         f'<span class="muted">in <code>{_e(m["function"])}</code></span></td>'
-                         f'<td class="num">{m["count"]}</td><td class="num">{_pct(m["share"])}</td>'
-                         f'<td class="words">{words}</td><td>{_names(m["students"])}</td></tr>')
-        parts.append("</table>")
-    parts.append("</section>")
-    # flagged
-    parts.append('<section id="flagged"><h2>Flagged submissions</h2>')
-    if report["unsandboxed"]:
-        parts.append(f'<p><b>{report["unsandboxed"]} submissions were graded without the sandbox</b> '
-                     "(<code>--no-sandbox</code>).</p>")
-    if not flagged:
-        parts.append("<p>None: every submission was readable, ran cleanly and left the protected cells alone.</p>")
-    for group, title, meaning in GROUPS:
-        rows = flagged.get(group)
-        if not rows:
-            continue
-        parts.append(f'<h3 id="flagged-{group}">{_e(title)}: {len(rows)}</h3><p class="muted">{_e(meaning)}</p>')
-        parts.append('<table><tr><th>student</th><th>status</th><th class="num">score</th><th>what</th></tr>')
-        for r in rows[:ROWS]:
-            what = ", ".join(f"<code>{_e(f)}</code>" for f in r["flags"][:6])
-            if len(r["flags"]) > 6:
-                what += f' <span class="more">and {len(r["flags"]) - 6} more</span>'
-            if r["message"]:
-                what += (" " if what else "") + _e(r["message"][:300])
-            parts.append(f'<tr><td>{_e(r["student"])}</td><td>{_e(r["status"])}</td>'
-                         f'<td class="num">{_num(r["score"])}</td><td>{what}</td></tr>')
-        parts.append("</table>")
-        if len(rows) > ROWS:
-            parts.append(f'<p class="more">and {len(rows) - ROWS} more (all in report.json)</p>')
-    parts.append("</section>")
-    # timing
-    parts.append('<section id="timing"><h2>Grading time</h2>')
-    t = report["timing"]
-    if not t:
-        parts.append("<p>No timings.csv beside results.json: grading times are unknown.</p>")
-    else:
-        if charts:
-            parts.append(_figure(_histogram_chart(t["histogram"], "timing", "seconds per submission", "#6a1b9a"),
-                                 "Wall-clock seconds per graded submission (kernel start, the learner's cells, "
-                                 "the hidden cases, the feedback page)."))
-        parts.append(f'<table><tr><th class="num">graded</th><th class="num">mean s</th><th class="num">median s</th>'
-                     f'<th class="num">90th percentile s</th><th class="num">max s</th><th class="num">total s</th>'
-                     f'<th class="num">CPU s</th><th class="num">workers</th></tr><tr>'
-                     f'<td class="num">{t["count"]}</td>'
-                     + "".join(f'<td class="num">{t[k]:.2f}</td>' for k in ("mean", "median", "p90", "max",
-                                                                            "total_seconds", "cpu_seconds"))
-                     + f'<td class="num">{t["workers"]}</td></tr></table>')
-        parts.append("<p>Slowest: " + ", ".join(f"{_e(r['student'])} ({r['seconds']:.1f} s)" for r in t["slowest"])
-                     + "</p>")
-    parts.append("</section></body></html>")
-    # header rows in <thead>, so that a printed table repeats them on every page
-    return re.sub(r"<table><tr>(.*?)</tr>", r"<table><thead><tr>\1</tr></thead>", "\n".join(parts) + "\n", flags=re.S)
+        drawn["functions"] = _functions_chart(report["functions"])
+    if charts and report["mistakes"]:
+        drawn["mistakes"] = _mistakes_chart(report["mistakes"])
+    if charts and report["timing"]:
+        drawn["timing"] = _histogram_chart(report["timing"]["histogram"], "timing", "seconds per submission", "#6a1b9a")
+    with open(os.path.join(PAGE, "report.css"), encoding="utf-8") as f:
+        css = f.read()
+    return _environment().get_template("report.html.j2").render(
+        r=report, n=n, sc=sc, flagged=flagged, charts=drawn, css=css,
+        n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
 
 
 def write(results, out, messages=None, timings=None):

@@ -1,5 +1,6 @@
 """nbgrader's configuration for one run: the course's nbgrader_config.py, with the course
-directories pointed at the run's own folders."""
+directories pointed at the run's own folders.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
 import os
 
 from nbgrader.coursedir import CourseDirectory

@@ -1,6 +1,7 @@
 """Where submissions are graded: in this process, in a pool of local worker processes (the
 default: one per core), or on a Dask cluster. Every way yields the workers' results as
-they finish, and a submission whose worker was lost is retried once, then reported."""
+they finish, and a submission whose worker was lost is retried once, then reported.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
 import gc
 import importlib.util
 import multiprocessing

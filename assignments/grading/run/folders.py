@@ -13,6 +13,7 @@ the feedback page; files get ``GenerateFeedback.permissions``.
 The helper files are the same for a whole class: each distinct (content, mode) is written once
 per run and hard-linked into every student's folder where the file system allows it, so a class
 of a thousand costs the disk one copy of them, not a thousand.
+Rule (run/): only the grading process writes the class's gradebook and folders.
 """
 import hashlib
 import os

@@ -1,5 +1,6 @@
 """What the grader notices about a submission before running it: tampering with the cells
-students must not change, and code that tries to reach what the sandbox hides."""
+students must not change, and code that tries to reach what the sandbox hides.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
 import copy
 import re
 

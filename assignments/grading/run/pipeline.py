@@ -7,6 +7,7 @@ Submissions are only ever read: each is copied into a private staging area first
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
 skipped without stopping the others. Every run regrades from scratch (``force``), so a
 rerun is safe and gives the same results.
+Rule (run/): only the grading process writes the class's gradebook and folders.
 """
 import csv
 import json
@@ -23,7 +24,8 @@ from nbgrader.plugins.export import CsvExportPlugin
 from ..authoring.generated import write_generated
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
-from ..sandbox.kernel import ZYGOTES, sandbox_problem
+from ..sandbox.kernel import sandbox_problem
+from ..sandbox.zygotes import ZYGOTES
 from ..upstream import feedback
 from ..upstream.saveautogrades import grades_of
 from . import folders, inspect_submission, record

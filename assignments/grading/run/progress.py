@@ -1,5 +1,6 @@
 """What the instructor sees while a class is graded: a progress bar on a terminal, a line
-per submission otherwise, and each submission's time in timings.csv."""
+per submission otherwise, and each submission's time in timings.csv.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
 import csv
 import sys
 import time

@@ -2,42 +2,36 @@
 results come back from the workers, so any number of workers is safe with SQLite (the
 default) and with a server database such as PostgreSQL (``CourseDirectory.db_url``).
 The grades are written by nbgrader's SaveAutoGrades (in one transaction: saveautogrades.py)
-and AssignLatePenalties."""
+and AssignLatePenalties.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
 import copy
 import os
 import sqlite3
 
 from nbgrader.api import Gradebook
 from nbgrader.converters import GenerateAssignment
-from nbgrader.preprocessors import AssignLatePenalties
-from sqlalchemy import text
+from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 
-from ..upstream import speedups
+from ..upstream import is_stock, speedups
 from ..upstream.saveautogrades import SaveAutoGradesAtOnce
 from .course import coursedir
 
-speedups.install()
-
-
-# What nbgrader's GenerateAssignment records of an assignment, without the rows' ids (which
-# differ between gradebooks): its course, its notebooks, their cells with their kind and
-# points, and the sources and checksums of the cells it keeps. Not its due date: that is the
-# instructor's (`nbgrader db assignment add --duedate`, formgrader), which GenerateAssignment
-# keeps, so a gradebook with one holds the assignment as the seed does.
-_BY_NAME = "JOIN notebook n ON c.notebook_id = n.id JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid"
-ASSIGNMENT_ROWS = (
-    "SELECT a.name, a.course_id FROM assignment a WHERE a.name = :aid",
-    "SELECT n.name, n.kernelspec FROM notebook n JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :aid",
-    "SELECT n.name, c.name, c.type, g.max_score, g.cell_type, t.max_score, t.cell_type FROM base_cell c "
-    "LEFT JOIN grade_cells g ON g.id = c.id LEFT JOIN task_cells t ON t.id = c.id " + _BY_NAME,
-    "SELECT n.name, c.name, c.cell_type, c.locked, c.source, c.checksum FROM source_cell c " + _BY_NAME,
-)
-
 
 def assignment_rows(db_url, assignment_id):
-    """The assignment as a gradebook records it (ASSIGNMENT_ROWS), comparable between two."""
+    """What nbgrader's GenerateAssignment records of an assignment, comparable between two
+    gradebooks (the rows' ids differ): its course, its notebooks, their cells with their
+    kind and points, and the sources and checksums of the cells it keeps. Not its due date:
+    that is the instructor's (`nbgrader db assignment add --duedate`, formgrader), which
+    GenerateAssignment keeps, so a gradebook with one holds the assignment as the seed does."""
     with Gradebook(db_url) as gb:
-        return [sorted(tuple(row) for row in gb.db.execute(text(q), {"aid": assignment_id})) for q in ASSIGNMENT_ROWS]
+        found = gb.find_assignment(assignment_id)
+        notebooks = sorted(found.notebooks, key=lambda nb: nb.name)
+        cells = [(nb.name, c.name, kind, getattr(c, "max_score", None), getattr(c, "cell_type", None))
+                 for nb in notebooks for kind, group in (("GradeCell", nb.grade_cells), ("SolutionCell", nb.solution_cells),
+                                                         ("TaskCell", nb.task_cells)) for c in group]
+        return [[(found.name, found.course_id)], [(nb.name, nb.kernelspec) for nb in notebooks], sorted(cells, key=repr),
+                sorted(((nb.name, c.name, c.cell_type, c.locked, c.source, c.checksum)
+                        for nb in notebooks for c in nb.source_cells), key=repr)]
 
 
 def prepare(config, assignment_id, like=None):
@@ -46,6 +40,7 @@ def prepare(config, assignment_id, like=None):
     already prepared from the same folder, such as the seed's), nothing is done when the
     gradebook already holds the assignment exactly as ``like`` does: a rerun of an unchanged
     assignment would only write the same rows again."""
+    speedups.use(not is_stock(config))
     if like is not None:
         try:
             if assignment_rows(config.CourseDirectory.db_url, assignment_id) == assignment_rows(like, assignment_id):
@@ -60,6 +55,7 @@ def seed(config, assignment_id, path):
     grades against (nbgrader's autograde needs the assignment's cells from a gradebook)."""
     config = copy.deepcopy(config)
     config.CourseDirectory.db_url = "sqlite:///" + os.path.abspath(path)
+    speedups.use(not is_stock(config))
     speedups.scratch(config.CourseDirectory.db_url)   # only its bytes are kept
     prepare(config, assignment_id)
     with sqlite3.connect(path) as db:
@@ -74,21 +70,19 @@ def graded_by_hand_or_late(config, assignment_id, notebook, student):
         submission = gb.find_submission_notebook(notebook, assignment_id, student)
         if submission.late_submission_penalty:
             return True
-        hand = gb.db.execute(text(
-            "SELECT COUNT(*) FROM grade WHERE notebook_id = :id AND (manual_score IS NOT NULL OR COALESCE(extra_credit, 0) != 0)"
-            " UNION ALL SELECT COUNT(*) FROM comment WHERE notebook_id = :id AND manual_comment IS NOT NULL"),
-            {"id": submission.id}).scalars().all()
-        return any(hand)
+        return (any(g.manual_score is not None or (g.extra_credit or 0) != 0 for g in submission.grades)
+                or any(c.manual_comment is not None for c in submission.comments))
 
 
 def record(config, assignment_id, notebook, student, nb, timestamp=None):
     """Store one autograded notebook's grades, as nbgrader's autograde would have."""
     db_url, course_id = config.CourseDirectory.db_url, config.CourseDirectory.course_id
+    speedups.use(not is_stock(config))
     with Gradebook(db_url, course_id) as gb:
         gb.update_or_create_student(student)
         gb.update_or_create_submission(assignment_id, student, **({"timestamp": timestamp} if timestamp else {}))
     resources = {"nbgrader": {"student": student, "assignment": assignment_id, "notebook": notebook,
                               "db_url": db_url, "course_id": course_id}}
-    for step in (SaveAutoGradesAtOnce, AssignLatePenalties):
+    for step in (SaveAutoGrades if is_stock(config) else SaveAutoGradesAtOnce, AssignLatePenalties):
         nb, resources = step(config=config).preprocess(nb, resources)
     return nb

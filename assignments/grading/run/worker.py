@@ -8,6 +8,7 @@ GenerateFeedback against that private gradebook, and hands back the autograded n
 and the feedback page. It never touches the class's gradebook or output folder, so
 workers cannot race one another: the grading process records the grades, alone
 (``record.py``).
+Rule (run/): only the grading process writes the class's gradebook and folders.
 """
 import copy
 import functools
@@ -23,15 +24,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from nbgrader.converters import GenerateFeedback
+from nbgrader.converters import Autograde, GenerateFeedback
 
 from ..contract.assignment import use_source
-from ..sandbox.kernel import SPARE, ZYGOTES, take_notes
-from ..upstream import speedups
+from ..sandbox.kernel import take_notes
+from ..sandbox.spare import SPARE
+from ..sandbox.zygotes import ZYGOTES
+from ..upstream import is_stock, speedups
 from ..upstream.autograde import OnePassAutograde
 from .course import coursedir
-
-speedups.install()
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class Worker:
         config = copy.deepcopy(course.config)
         config.CourseDirectory.root = self.root
         config.CourseDirectory.db_url = "sqlite:///" + os.path.join(self.root, "gradebook.db")
+        self.stock = is_stock(config)   # nbgrader's own steps (upstream/__init__.py)
+        speedups.use(not self.stock)
         speedups.scratch(config.CourseDirectory.db_url)   # deleted with the worker's folder
         for trait, folder in (("source_directory", "source"), ("release_directory", "release"),
                               ("submitted_directory", "submitted"), ("autograded_directory", "autograded"),
@@ -97,8 +100,9 @@ class Worker:
         take_notes()   # what an earlier submission's kernels left
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
-        try:   # OnePassAutograde puts NBGRADER_EXECUTION back, even when autograding fails
-            OnePassAutograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
+        autograde = Autograde if self.stock else OnePassAutograde
+        try:   # either puts NBGRADER_EXECUTION back, even when autograding fails
+            autograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
             with open(os.path.join(folders[1], self.course.notebook + ".ipynb"), encoding="utf-8") as f:
                 result.update(ok=True, notebook=f.read())
         except Exception as exc:

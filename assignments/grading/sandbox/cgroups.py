@@ -10,6 +10,7 @@ grading process's own (``grading-kernels-<pid>-<n>``), one per kernel below; the
 them, moves each kernel's handle into its cgroups before the kernel's namespaces are made,
 and the kernel itself never sees them (zygote.py). Where none can be made, ``Cgroups.open``
 says why, and grading says so and flags the results (pipeline.py).
+Rule (sandbox/): never judges; each protection is named in kernel.PROTECTIONS and attacked in tests.
 """
 import itertools
 import os

@@ -19,38 +19,25 @@ When the grader runs as root, each kernel drops to a user id of its own inside t
 namespace keeps its own count. PROTECTIONS names what the sandbox gives each kernel; each
 has a test in tests/test_sandbox.py. Grading without the sandbox (``sandbox = False``, the
 command line's --no-sandbox) boots a plain kernel, with the rlimits alone.
+Rule (sandbox/): never judges; each protection is named in kernel.PROTECTIONS and attacked in tests.
 """
-import asyncio
-import base64
-import contextlib
-import fcntl
 import itertools
-import json
-import multiprocessing.util
 import os
 import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import uuid
-from queue import Empty
 
-import zmq
-from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from jupyter_client.provisioning import LocalProvisioner
-from jupyter_core.utils import ensure_async, run_sync
 from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
 
-from .. import PACKAGE, SHIPPED
+from .. import PACKAGE
+from ..upstream.kernel_client import GradingKernelClient
 from . import seccomp
-from .cgroups import Cgroups
+from .zygotes import ZYGOTES, Zygote, ZygoteError, ZygoteProvisioner
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
@@ -68,11 +55,14 @@ LAUNCH = ("import os, resource as r, runpy, sys\n"
           "if {mem}: r.setrlimit(r.RLIMIT_AS, ({mem}, {mem}))\n"
           "if {cpu}: r.setrlimit(r.RLIMIT_CPU, ({cpu}, {cpu} + 5))\n"
           "if {fsize}: r.setrlimit(r.RLIMIT_FSIZE, ({fsize}, {fsize}))\n"
-          "from IPython.core.compilerop import CachingCompiler\n"
-          "from ipykernel.ipkernel import IPythonKernel\n"
-          "IPythonKernel.compiler_class.klass = IPythonKernel.compiler_class.default_value = CachingCompiler\n"
+          "{patch}"
           "sys.argv = ['ipykernel_launcher', '-f'] + sys.argv[1:]\n"
           "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\n")
+
+
+PLAIN_COMPILER = ("from IPython.core.compilerop import CachingCompiler\n"
+                  "from ipykernel.ipkernel import IPythonKernel\n"
+                  "IPythonKernel.compiler_class.klass = IPythonKernel.compiler_class.default_value = CachingCompiler\n")
 
 
 # User ids for kernels when the grader is root: far above any real or subordinate range.
@@ -147,63 +137,6 @@ def sandbox_problem():
     return seccomp.problem()
 
 
-class GradingKernelClient(AsyncKernelClient):
-    """jupyter_client's client, with a quicker wait for a new kernel. The stock wait gives
-    IOPub 0.2 s to show up after the first kernel_info reply (it rarely has: the reply
-    usually beats the subscription), then spends another 0.2 s making sure IOPub is quiet;
-    per submission that is up to 0.4 s of doing nothing. Same checks, polled every 20 ms,
-    on sockets that retry a refused connection every 5 ms instead of every 100. The reply it
-    waited for is kept (``kernel_info_reply``): the preprocessor reads the kernel's
-    language_info from it instead of asking again."""
-
-    kernel_info_reply = None
-
-    @default("context")
-    def _quick_reconnect(self):
-        # The client connects as the kernel is forked, before the kernel has bound its
-        # sockets; ZeroMQ then tries again only after RECONNECT_IVL, 100 ms by default,
-        # which every submission waited for. The kernel binds within about 50 ms.
-        context = AsyncKernelClient._context_default(self)
-        context.setsockopt(zmq.RECONNECT_IVL, 5)
-        return context
-
-    async def _async_wait_for_ready(self, timeout=None):
-        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
-        asked = False
-        while True:
-            if not asked:   # one request at a time: a booting kernel must not find a queue of them
-                self.kernel_info()
-                asked = True
-            try:
-                msg = await ensure_async(self.shell_channel.get_msg(timeout=0.02))
-            except Empty:
-                msg = None
-            if msg is not None and msg["msg_type"] == "kernel_info_reply":
-                asked = False
-                try:
-                    await ensure_async(self.iopub_channel.get_msg(timeout=0.02))
-                except Empty:
-                    pass   # IOPub not connected yet: ask again
-                else:
-                    self._handle_kernel_info_reply(msg)
-                    self.kernel_info_reply = msg
-                    break
-            if not await self._async_is_alive():
-                said = [line for line in getattr(self.parent, "setup_log", lambda: "")().splitlines()
-                        if re.match(r"[\w.]*(Error|Exception)\b", line)]   # why a forked one failed
-                raise RuntimeError("Kernel died before replying to kernel_info"
-                                   + (f" ({said[-1][:300]})" if said else ""))
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
-        while True:   # drop the status messages of the requests above that have arrived
-            try:            # (nbclient ignores any that come later: they answer no cell of its)
-                await ensure_async(self.iopub_channel.get_msg(timeout=0))
-            except Empty:
-                break
-
-    wait_for_ready = _async_wait_for_ready   # the async client aliases the stock one
-
-
 class GradingKernelManager(AsyncKernelManager):
 
     sandbox = Bool(True, help="Run each kernel inside bubblewrap (no network, read-only "
@@ -224,6 +157,9 @@ class GradingKernelManager(AsyncKernelManager):
     warm = Bool(True, help="Fork sandboxed kernels from a zygote that has already imported "
                            "numpy and ipykernel (zygote.py), instead of booting each one: the "
                            "same sandbox and limits, each kernel in namespaces of its own.").tag(config=True)
+    patched_kernel = Bool(True, help="Apply zygote.py's patches to IPython and ipykernel (the "
+                                     "cell compiler, skipped checks, one transform per request): "
+                                     "the same kernel, quicker. Off with Upstream.stock.").tag(config=True)
     disabled_protections = List(Unicode(), help="Protections of the sandbox to leave out, by name "
                                 "(PROTECTIONS): for the tests that prove each one matters, never for "
                                 "grading a class (grading flags every result 'weakened:<name>').").tag(config=True)
@@ -251,9 +187,9 @@ class GradingKernelManager(AsyncKernelManager):
             return
         # as root, the kernel runs as a user of its own (see the module docstring)
         self.uid = kernel_uid() if self.sandbox and os.geteuid() == 0 else 0
-        # texts to keep in the zygote before it forks this kernel ({key: {"text", "compile",
+        # texts the zygote stashes before it forks this kernel ({key: {"text", "compile",
         # "filename"}}, set by the caller), and those the kernel was forked with
-        self.keep, self.kept = {}, frozenset()
+        self.stash, self.stashed = {}, frozenset()
         if self.sandbox:   # every sandboxed kernel is forked by a zygote: a warm one, shared,
             if self.warm:  # or a cold one of its own, which imports nothing first
                 try:
@@ -276,7 +212,8 @@ class GradingKernelManager(AsyncKernelManager):
     @property
     def kernel_spec(self):
         if self._kernel_spec is None:
-            launch = LAUNCH.format(mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit),
+            launch = LAUNCH.format(patch=PLAIN_COMPILER if self.patched_kernel else "",
+                                   mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit),
                                    fsize=parse_size(self.file_limit), uid=self.uid,
                                    nproc=int(self.process_limit) if self.sandbox else 0)
             self._kernel_spec = KernelSpec(
@@ -305,7 +242,7 @@ class GradingKernelManager(AsyncKernelManager):
     def spawn_request(self):
         """What the zygote needs to fork this kernel (zygote.py's ``spawn``)."""
         request = {"op": "spawn", "connection_file": self.connection_file, "uid": self.uid,
-                   "options": KERNEL_OPTIONS,
+                   "options": KERNEL_OPTIONS, "patch_kernel": self.patched_kernel,
                    "scratch": self.scratch, "scratch_root": self.zygote.scratch_root,
                    "sockets": self.sockets, "sockets_root": self.zygote.sockets_root,
                    "log": self.sockets + ".log",
@@ -424,348 +361,3 @@ class GradingKernelManager(AsyncKernelManager):
             self.zygote = None
 
 
-class ZygoteProvisioner(LocalProvisioner):
-    """jupyter_client's local provisioner, whose kernel the zygote forks."""
-
-    async def launch_kernel(self, cmd, **kwargs):
-        km = self.parent
-        km.zygote.keep(km.keep)
-        self.process = km.zygote.spawn(km.spawn_request())
-        km.kept = frozenset(km.keep)
-        self.pid, self.pgid = self.process.pid, None
-        self.cwd = km.scratch
-        return self.connection_info
-
-    async def wait(self):
-        # a killed kernel is gone within milliseconds: the stock 0.1 s poll only waits
-        while self.process is not None and await self.poll() is None:
-            await asyncio.sleep(0.005)
-        self.process = None
-        return 0
-
-
-class ZygoteKernel:
-    """A forked kernel as jupyter_client's provisioner handles a Popen."""
-
-    stdin = stdout = stderr = None
-
-    def __init__(self, zygote, pid):
-        self.zygote, self.pid, self.returncode = zygote, pid, None
-
-    def poll(self):
-        if self.returncode is None:
-            try:
-                self.returncode = self.zygote.request({"op": "poll", "pid": self.pid})["status"]
-            except ZygoteError:   # no zygote, no kernel
-                self.returncode = -signal.SIGKILL
-        return self.returncode
-
-    def wait(self, timeout=None):
-        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
-        while self.poll() is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired("kernel", timeout)
-            time.sleep(0.005)
-        return self.returncode
-
-    def send_signal(self, signum):
-        if self.returncode is None:
-            try:
-                self.zygote.request({"op": "signal", "pid": self.pid, "signal": int(signum)})
-            except ZygoteError:
-                pass
-
-    def kill(self):
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self):
-        self.send_signal(signal.SIGTERM)
-
-
-class ZygoteError(RuntimeError):
-    pass
-
-
-class Zygote:
-    """One warm zygote (zygote.py) in its sandbox, and the grader's end of its pipes.
-
-    One zygote can serve the workers of a local pool (``Zygotes.share``): the grading
-    process starts it, and the workers it forks inherit this object and take turns on the
-    pipes. A request holds a lock for its write and its reply: a thread lock within a
-    process, and between processes an flock on a file each process opens for itself (the
-    system lets it go if the process dies). Each request carries an id that its reply
-    echoes, so a reply that a dead worker left unread is skipped by the next one."""
-
-    SOURCE = os.path.join(SHIPPED, "zygote.py")
-
-    def __init__(self, km, scratch_root, wait=True, cold=False):
-        self.own_scratch = not scratch_root
-        self.scratch_root = scratch_root or tempfile.mkdtemp(prefix="kernels-")
-        os.makedirs(self.scratch_root, exist_ok=True)
-        self.sockets_root = tempfile.mkdtemp(prefix="gz-", dir="/tmp" if os.path.isdir("/tmp") else None)
-        os.chmod(self.sockets_root, 0o711)
-        with open(self.SOURCE, encoding="utf-8") as f:
-            source = f.read()
-        # a cgroup per kernel where the machine allows it (cgroups.py); why not, otherwise
-        self.cgroups, self.cgroup_problem = Cgroups.open()
-        folders = self.cgroups.folders() if self.cgroups else []
-        cmd = km.bwrap(self.scratch_root, self.sockets_root, root=os.geteuid() == 0, cgroups=folders)
-        self.log = os.path.join(self.sockets_root, "zygote.log")
-        self.lock_file = self.sockets_root + ".lock"   # outside the folder the sandbox sees
-        open(self.lock_file, "wb").close()
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(cmd + ["--", sys.executable, "-c", source] + (["cold"] if cold else []),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                         cwd=self.scratch_root)
-        self.pid, self.kept, self.ready = os.getpid(), set(), False
-        self._ids = itertools.count()
-        self._lock = self._flock = self._in_process = None
-        self._pending = b""
-        if wait:
-            self.wait_ready()
-
-    def wait_ready(self, timeout=120):
-        """Wait for the zygote's first line (it has imported what kernels import), then give
-        it the system-call filter every kernel is forked with (seccomp.py)."""
-        if not self.ready:
-            with self._locked():
-                self._read(None, timeout)
-            self.ready = True
-            self.request({"op": "filter", "program": base64.b64encode(seccomp.program()).decode()})
-
-    def alive(self):
-        if self.pid == os.getpid():
-            return self.proc.poll() is None
-        try:   # a worker forked from the process that started it: not its child
-            with open(f"/proc/{self.proc.pid}/stat", encoding="utf-8") as f:
-                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-        except (OSError, IndexError):
-            return False
-
-    @contextlib.contextmanager
-    def _locked(self):
-        if self._in_process != os.getpid():   # made anew in each process that uses it
-            self._in_process, self._lock, self._pending = os.getpid(), threading.Lock(), b""
-            self._flock = os.open(self.lock_file, os.O_RDWR)
-        with self._lock:
-            fcntl.flock(self._flock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(self._flock, fcntl.LOCK_UN)
-
-    def _read(self, rid, timeout):
-        """The reply to request ``rid`` (None: the first line), skipping others' replies."""
-        deadline = time.monotonic() + timeout
-        out = self.proc.stdout.fileno()
-        while True:
-            line, found, rest = self._pending.partition(b"\n")
-            if found:
-                self._pending = rest
-                reply = json.loads(line)
-                if reply.get("id") == rid:
-                    return reply
-                continue
-            left = deadline - time.monotonic()
-            ready = left > 0 and select.select([out], [], [], left)[0]
-            chunk = os.read(out, 1 << 16) if ready else b""
-            if not chunk:
-                said = ""
-                try:
-                    with open(self.log, encoding="utf-8", errors="replace") as f:
-                        said = f.read().strip().splitlines()[-1:]
-                except OSError:
-                    pass
-                self.stop()
-                raise ZygoteError(("the kernel zygote stopped answering" if ready or not self.alive()
-                                   else f"the kernel zygote did not answer within {timeout} s")
-                                  + (f": {said[0]}" if said else ""))
-            self._pending += chunk
-
-    def request(self, obj, timeout=30):
-        self.wait_ready()
-        with self._locked():
-            if not self.alive():
-                raise ZygoteError("the kernel zygote is gone")
-            rid = f"{os.getpid()}-{next(self._ids)}"
-            data = memoryview(json.dumps(dict(obj, id=rid)).encode() + b"\n")
-            try:
-                while data:   # straight to the pipe: no buffer that a forked process could copy
-                    data = data[os.write(self.proc.stdin.fileno(), data):]
-            except OSError as exc:
-                self.stop()
-                raise ZygoteError(f"the kernel zygote is gone: {exc}") from exc
-            reply = self._read(rid, timeout)
-        if "error" in reply:
-            raise ZygoteError(reply["error"])
-        return reply
-
-    def spawn(self, request):
-        return ZygoteKernel(self, self.request(request)["pid"])
-
-    def keep(self, items):
-        """Have the zygote keep these texts (zygote.py's KEPT) for the kernels it forks next."""
-        for key, item in items.items():
-            if key not in self.kept:
-                self.request({"op": "keep", "key": key, "text": item["text"], "filename": item.get("filename", "<kept>"),
-                              **{k: item[k] for k in ("compile", "run", "json", "decode") if k in item}})
-                self.kept.add(key)
-
-    def stop(self):
-        if self.pid != os.getpid():   # a forked copy of the process that started it: not ours
-            return
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        shutil.rmtree(self.sockets_root, ignore_errors=True)
-        try:
-            os.remove(self.lock_file)
-        except OSError:
-            pass
-        if self.own_scratch:
-            shutil.rmtree(self.scratch_root, ignore_errors=True)
-        if self.cgroups is not None:
-            self.cgroups.close()
-
-
-class Zygotes:
-    """At most one zygote per grading process (per scratch root), started with the first
-    warm kernel and stopped when the process ends; or one started by the grading process
-    for the local workers it forks (``share``), which they all use."""
-
-    def __init__(self):
-        self.zygote, self.key, self.pid, self.failed, self.shared = None, None, None, {}, False
-
-    def get(self, km, wait=True):
-        key = (km.scratch_root, os.geteuid(), tuple(sorted(km.disabled_protections)))
-        if key in self.failed:   # tried once in this process: the kernels boot cold
-            raise ZygoteError(self.failed[key])
-        if self.zygote is None or self.key != key or not self.zygote.alive():
-            self.stop()
-            if self.pid != os.getpid():
-                self.pid, self.failed = os.getpid(), {}
-                multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
-            try:
-                self.zygote, self.key = Zygote(km, km.scratch_root, wait=wait), key
-            except (ZygoteError, OSError) as exc:
-                self.failed[key] = str(exc)
-                raise
-        return self.zygote
-
-    def share(self, config, scratch_root):
-        """Start, in this process, the zygote that the local workers it forks next will all
-        use (``shared_root``), instead of each booting its own: one boot and one set of
-        imports per run. It boots while this process goes on preparing (``ready`` waits for
-        it). Nothing when kernels are not warm; None when it cannot start (each worker then
-        tries its own)."""
-        os.makedirs(scratch_root, exist_ok=True)
-        km = GradingKernelManager(config=config, scratch_root=scratch_root, template=True)
-        if not (km.sandbox and km.warm):
-            return None
-        try:
-            zygote = self.get(km, wait=False)
-        except (ZygoteError, OSError):
-            return None
-        self.shared = True
-        return zygote
-
-    def ready(self, keep=None):
-        """Wait for the shared zygote and have it keep ``keep`` (texts for every kernel,
-        ``Zygote.keep``), so that the workers forked next find them kept; False if it failed."""
-        if not self.shared or self.zygote is None:
-            return False
-        try:
-            self.zygote.wait_ready()
-            self.zygote.keep(keep or {})
-        except ZygoteError as exc:
-            self.failed[self.key] = str(exc)
-            self.stop()
-            return False
-        return True
-
-    @contextlib.contextmanager
-    def sharing(self, config, scratch_root, enabled=True):
-        """``share`` for the length of a block (when ``enabled``), stopped at its end."""
-        if enabled:
-            self.share(config, scratch_root)
-        try:
-            yield
-        finally:
-            if self.shared:
-                self.stop()
-
-    def shared_root(self):
-        """The scratch root of the zygote this process shares with its workers (or a worker
-        inherited), while it runs; None otherwise."""
-        if self.shared and self.zygote is not None and self.zygote.alive() and os.path.isdir(self.key[0]):
-            return self.key[0]
-        return None
-
-    def stop(self):
-        if self.zygote is not None:
-            self.zygote.stop()
-        self.zygote = self.key = None
-        self.shared = False
-
-
-ZYGOTES = Zygotes()
-
-
-class Spare:
-    """At most one booted, unused kernel per grading process, for the next submission.
-    It is used only if its scratch folder holds exactly the helper files the next
-    notebook's folder holds; it is shut down when the process ends."""
-
-    def __init__(self):
-        self.km, self.files, self.pid = None, None, None
-
-    @staticmethod
-    def _files(folder, names):
-        found = {}
-        for name in names:
-            path = os.path.join(folder, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as f:
-                    found[name] = f.read()
-        return found
-
-    def ready(self):
-        return self.km is not None
-
-    def keep(self, km, folder, names):
-        self.discard()
-        if self.pid != os.getpid():   # a forked worker: its own clean-up at its exit
-            self.pid = os.getpid()
-            multiprocessing.util.Finalize(None, self.discard, exitpriority=10)
-        self.km, self.files = km, self._files(folder, names)
-
-    def take(self, folder, names):
-        km, files = self.km, self.files
-        self.km = self.files = None
-        if km is None:
-            return None
-        if os.path.isdir(km.scratch) and files == self._files(folder, names) and run_sync(km.is_alive)():
-            return km
-        self._stop(km)
-        return None
-
-    def discard(self):
-        if self.km is not None:
-            self._stop(self.km)
-        self.km = self.files = None
-
-    @staticmethod
-    def _stop(km):
-        try:
-            run_sync(km.shutdown_kernel)(now=True)
-        except Exception:
-            pass
-        km.cleanup_scratch()
-
-
-SPARE = Spare()

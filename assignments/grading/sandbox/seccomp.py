@@ -14,6 +14,7 @@ loading kernel modules or a new kernel, changing the personality (but for the va
 allows), the clock, swap, quotas and the system log. ``clone3``, whose flags a filter cannot
 read, answers ENOSYS, so that the C library falls back to ``clone``, which is checked. System
 calls of another architecture (x86's 32-bit ABI on x86-64) kill the process.
+Rule (sandbox/): never judges; each protection is named in kernel.PROTECTIONS and attacked in tests.
 """
 import errno
 import functools

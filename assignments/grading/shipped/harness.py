@@ -6,6 +6,7 @@ so nothing a learner rebinds in their notebook's namespace replaces it. It only 
 never sees the expected outputs, and it decides nothing. It answers the grader's jobs on a
 socket (``serve``, see channel.py). In the grading process (tests, ``local.py``) it is an
 ordinary module over ``student_checks``.
+Rule (shipped/): the standard library and numpy only; it leaves the grading process as text.
 """
 import contextlib
 import io
@@ -24,7 +25,7 @@ _shell = None              # the kernel's shell: set by channel.SETUP
 _Socket = None             # the socket type (C, which code cannot patch), taken at set-up (channel.SETUP)
 _link = _send = _recv = None   # the grader's socket, its sendall and its recv (``connect``)
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
-_kept = {}                 # texts the kernel was forked with (zygote.py's KEPT), by key
+_stash = {}                # texts the kernel was forked with (zygote.py's STASH), by key
 _recorded = {}             # the calls recorded by the last judged call, by case, until asked for
 _publish = None            # the kernel's session.send on its IOPub socket, taken at set-up (channel.SETUP)
 _parent = None             # the kernel's get_parent: the request that runs ``serve``
@@ -101,41 +102,49 @@ def call(namespace, request):
             exec(compile(source, f"<reference {callee}>", "exec"), helpers)
             saved[callee] = namespace.get(callee, _ABSENT)
             namespace[callee] = helpers[callee]
-        record = request.get("record")
         decoded = request.get("decoded_cases")   # decoded by the zygote the kernel was forked from
         for index, inputs in enumerate(request["cases"]):
-            recorder = None
-            try:
-                args = decoded[index] if decoded is not None else decode(inputs)
-                if record and record["callee"] in saved:   # watch the loop drive its cell
-                    recorder = Recorder(namespace[record["callee"]], record["callee_args"],
-                                        record["args"], args, limit=record.get("limit", 1000))
-                    namespace[record["callee"]] = recorder
-                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    out = fn(*args)
-                reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}
-            except NotImplementedError:
-                yield {"status": "not_implemented", "text": "still raises NotImplementedError"}
-                return
-            except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
-                reply = {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),
-                         "observed": dict(observed)}
-            finally:
-                if recorder is not None:
-                    namespace[record["callee"]] = recorder.fn
-            if recorder is not None and record.get("defer"):
-                _recorded[index] = recorder.calls
-                reply["observed"]["calls_recorded"] = len(recorder.calls)
-            elif recorder is not None:
-                reply["observed"]["calls"] = encode_calls(recorder.calls)
+            reply = call_once(namespace, fn, request.get("record"), saved, sink, observed, index,
+                              lambda: decoded[index] if decoded is not None else decode(inputs))
             yield reply
+            if reply["status"] == "not_implemented":
+                return
     finally:
         for callee, old in saved.items():
             if old is _ABSENT:
                 namespace.pop(callee, None)
             else:
                 namespace[callee] = old
+
+
+def call_once(namespace, fn, record, saved, sink, observed, index, arguments):
+    """One case of ``call``: the learner's function on ``arguments()``, its prints swallowed,
+    and, if asked, the calls it makes to its cell recorded."""
+    recorder = None
+    try:
+        args = arguments()
+        if record and record["callee"] in saved:   # watch the loop drive its cell
+            recorder = Recorder(namespace[record["callee"]], record["callee_args"],
+                                record["args"], args, limit=record.get("limit", 1000))
+            namespace[record["callee"]] = recorder
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(*args)
+        reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}
+    except NotImplementedError:
+        return {"status": "not_implemented", "text": "still raises NotImplementedError"}
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
+        reply = {"status": "raised", "text": "raised " + exception_text(exc) + student_line(exc),
+                 "observed": dict(observed)}
+    finally:
+        if recorder is not None:
+            namespace[record["callee"]] = recorder.fn
+    if recorder is not None and record.get("defer"):
+        _recorded[index] = recorder.calls
+        reply["observed"]["calls_recorded"] = len(recorder.calls)
+    elif recorder is not None:
+        reply["observed"]["calls"] = encode_calls(recorder.calls)
+    return reply
 
 
 def connect(path, token):
@@ -151,15 +160,15 @@ def connect(path, token):
 
 def answers(job):
     """The replies to one job of the grader, in case order: a judged call's results (the
-    request is the text kept under ``job["key"]``, or ``job["request"]``, completed by
+    request is the text stashed under ``job["key"]``, or ``job["request"]``, completed by
     ``job["extra"]``, the reference callees), or with ``op`` "recorded" the calls the last
     judged call recorded."""
     if job.get("op") == "recorded":
         for index in sorted(_recorded):
             yield {"case": index, "calls": encode_calls(_recorded[index])}
         return
-    kept = _kept.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text
-    request = dict(kept) if isinstance(kept, dict) else json.loads(kept if kept is not None else job["request"])
+    stashed = _stash.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text
+    request = dict(stashed) if isinstance(stashed, dict) else json.loads(stashed if stashed is not None else job["request"])
     request.update(json.loads(job.get("extra", "{}")))
     for index, result in enumerate(call(_shell.user_ns, request)):
         result["case"] = index

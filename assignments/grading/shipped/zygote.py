@@ -27,6 +27,7 @@ set as for a cold kernel, then the filter is installed.
 
 This file is sent to the sandbox as text (the repository is not in it): standard library
 only, and nothing imported from the package.
+Rule (shipped/): the standard library and numpy only; it leaves the grading process as text.
 """
 import ctypes
 import gc
@@ -55,14 +56,14 @@ PRELOAD = ("numpy", "numpy.random", "ipykernel.kernelapp")   # then what a kerne
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
-# Texts the grader sends into every kernel (the harness, the hidden cases), kept here once
-# (``keep``) so that each kernel forked afterwards has them: its set-up code and judged
+# Texts the grader sends into every kernel (the harness, the hidden cases), stashed here once
+# (``stash``) so that each kernel forked afterwards has them: its set-up code and judged
 # calls then name them instead of carrying them, and IPython does not tokenize and compile
 # them again in every kernel. The harness takes them and removes this module before any
 # learner code runs.
-KEPT = types.ModuleType("_grader_kept")
-KEPT.items = {}
-sys.modules[KEPT.__name__] = KEPT
+STASH = types.ModuleType("_grader_stash")
+STASH.items = {}
+sys.modules[STASH.__name__] = STASH
 
 # The system-call filter every kernel is forked with (seccomp.py's program, from the grader's
 # "filter" request): installed in each kernel's init once its privileges are dropped.
@@ -240,12 +241,10 @@ def exit_code(status):
     return code if code >= 0 else 128 - code
 
 
-def child(req, files):
-    """The forked kernel (never returns). This process is the zygote's handle on the kernel:
-    it puts itself in the kernel's cgroups, makes the namespaces, and waits for their init,
-    which waits for the kernel. It stays privileged, outside the kernel's pid namespace where
-    nothing the learner runs can reach it: it keeps the kernel's set-up log (LOG_BYTES at
-    most, whatever the kernel writes), and seals the kernel's socket folder (``seal``)."""
+def enter_namespaces(req):
+    """The handle's set-up: its stdio (stderr to the kernel's log), its own session, death
+    with the zygote, the kernel's cgroups, and new mount, pid, IPC (and network) namespaces,
+    under a user namespace of its own when the zygote is not root."""
     devnull = os.open(os.devnull, os.O_RDWR)
     log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for fd, to in ((0, devnull), (1, devnull), (2, log)):
@@ -259,19 +258,12 @@ def child(req, files):
         own_user_namespace()
     _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (CLONE_NEWNET if req.get("network") else 0)),
           "unshare")
-    alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
-    log_r, log_w = os.pipe()       # the kernel's stderr, to the log
-    bound_r, bound_w = os.pipe()   # the kernel has bound its sockets: seal the folder
-    sealed_r, sealed_w = os.pipe()   # sealed: go on
-    init = os.fork()
-    if init:
-        for fd in (alive_r, log_w, bound_w, sealed_r):
-            os.close(fd)
-        keep_and_seal(req, init, log_r, bound_r, sealed_w)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
-    os.dup2(log_w, 2)
-    for fd in (alive_w, log_r, bound_r, sealed_w, log_w):
-        os.close(fd)
+
+
+def confine_init(req, files, alive_r):
+    """The init's set-up, before it forks the kernel: the sandbox proper (``isolate``), the
+    learner's user, the system-call filter, and the helpers written to the scratch folder.
+    It exits if the handle is gone, so that no kernel runs unwatched."""
     if select.select([alive_r], [], [], 0)[0]:   # the handle died before that was set
         os._exit(1)
     isolate(req)
@@ -293,6 +285,29 @@ def child(req, files):
         write_bytecode(req["scratch"], files)
     except OSError:
         pass   # only an optimisation: the kernel compiles its helpers itself
+
+
+def child(req, files):
+    """The forked kernel (never returns). This process is the zygote's handle on the kernel:
+    it puts itself in the kernel's cgroups, makes the namespaces, and waits for their init,
+    which waits for the kernel. It stays privileged, outside the kernel's pid namespace where
+    nothing the learner runs can reach it: it keeps the kernel's set-up log (LOG_BYTES at
+    most, whatever the kernel writes), and seals the kernel's socket folder (``seal``)."""
+    enter_namespaces(req)
+    alive_r, alive_w = os.pipe()   # readable (at EOF) once this handle is gone
+    log_r, log_w = os.pipe()       # the kernel's stderr, to the log
+    bound_r, bound_w = os.pipe()   # the kernel has bound its sockets: seal the folder
+    sealed_r, sealed_w = os.pipe()   # sealed: go on
+    init = os.fork()
+    if init:
+        for fd in (alive_r, log_w, bound_w, sealed_r):
+            os.close(fd)
+        keep_and_seal(req, init, log_r, bound_r, sealed_w)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)   # pid 1: the namespace dies with it
+    os.dup2(log_w, 2)
+    for fd in (alive_w, log_r, bound_r, sealed_w, log_w):
+        os.close(fd)
+    confine_init(req, files, alive_r)
     kernel = os.fork()
     if kernel:
         for fd in (bound_w, sealed_r):
@@ -476,13 +491,15 @@ def run_kernel(req, bound_w=None, sealed_r=None):
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]   # as ipykernel_launcher does; the kernel puts the cwd back
     sys.argv = ["ipykernel_launcher", "-f", req["connection_file"], *req["options"]]
-    plain_compiler()
-    quick_cells()
-    one_transform_per_request()
-    signatures_once()
+    patched = req.get("patch_kernel", True)
+    if patched:   # IPython and ipykernel, quicker (off for stock nbgrader: upstream/__init__.py)
+        plain_compiler()
+        quick_cells()
+        one_transform_per_request()
+        signatures_once()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
-    if PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
+    if patched and PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
         app.connection_file = req["connection_file"]
         app.parse_command_line = lambda argv=None: None
     app.initialize()   # binds the kernel's sockets in its socket folder
@@ -539,10 +556,10 @@ def preload():
     gc.freeze()   # what the kernels share stays shared: the collector will not touch it
 
 
-def kept(req):
-    """What a ``keep`` request keeps: code compiled; with "run", the namespace it builds when
+def stashed(req):
+    """What a ``stash`` request stashes: code compiled; with "run", the namespace it builds when
     run (the grader's harness, built as each kernel would build it before any learner code,
-    here where no learner code ever runs); data parsed; with "decode" (the key of a kept
+    here where no learner code ever runs); data parsed; with "decode" (the key of a stashed
     harness), a judged request whose cases are also decoded into the arrays the learner's
     function is handed."""
     text = req["text"]
@@ -557,16 +574,79 @@ def kept(req):
     if not req.get("json"):
         return text
     data = json.loads(text)
-    harness = KEPT.items.get(req.get("decode"))
+    harness = STASH.items.get(req.get("decode"))
     if isinstance(harness, dict) and isinstance(data, dict) and isinstance(data.get("cases"), list):
         data["decoded_cases"] = [harness["decode"](case) for case in data["cases"]]
     return data
 
 
+class Kernels:
+    """The kernels this zygote forked: alive, or exited with a status not told yet."""
+
+    def __init__(self):
+        self.live, self.exited = set(), {}
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not pid:
+                return
+            self.live.discard(pid)
+            self.exited[pid] = exit_code(status)
+
+    def spawn(self, req):
+        files = helper_files(req["scratch"])
+        compile_helpers(req["scratch"], files)
+        parse_options(req["options"])
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(req, files)
+            except BaseException:
+                try:
+                    traceback.print_exc()
+                finally:
+                    os._exit(70)
+        self.live.add(pid)
+        return {"pid": pid}
+
+    def poll(self, req):   # an exit is told once
+        return {"status": self.exited.pop(req["pid"], None)}
+
+    def signal(self, req):
+        if req["pid"] in self.live:
+            try:
+                os.kill(req["pid"], req["signal"])
+            except ProcessLookupError:
+                pass
+        return {"ok": True}
+
+
+def take_filter(req):
+    """The system-call filter for every kernel to come."""
+    import base64
+    program = base64.b64decode(req["program"])
+    if not program or len(program) % 8:
+        raise ValueError("a filter is a whole number of BPF instructions")
+    FILTER["program"] = program
+    return {"ok": True}
+
+
+def take_stash(req):
+    """Made once, here, for every kernel to come."""
+    STASH.items[req["key"]] = stashed(req)
+    return {"ok": True}
+
+
 def serve(warm=True):
     if warm:
         preload()
-    live, exited = set(), {}
+    kernels = Kernels()
+    ops = {"spawn": kernels.spawn, "poll": kernels.poll, "signal": kernels.signal, "filter": take_filter,
+           "stash": take_stash}
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
 
     def reply(obj, rid=None):   # a reply echoes its request's id: graders sharing a zygote read only their own
@@ -574,59 +654,14 @@ def serve(warm=True):
         out.flush()
 
     reply({"ready": os.getpid()})
-    while True:
-        line = stdin.readline()
-        if not line:
-            return
+    for line in iter(stdin.readline, b""):
         rid = None
         try:
             req = json.loads(line)
             rid = req.get("id")
-            while True:   # reap whatever has exited
-                try:
-                    pid, status = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    break
-                if not pid:
-                    break
-                live.discard(pid)
-                exited[pid] = exit_code(status)
-            if req["op"] == "spawn":
-                files = helper_files(req["scratch"])
-                compile_helpers(req["scratch"], files)
-                parse_options(req["options"])
-                pid = os.fork()
-                if pid == 0:
-                    try:
-                        child(req, files)
-                    except BaseException:
-                        try:
-                            traceback.print_exc()
-                        finally:
-                            os._exit(70)
-                live.add(pid)
-                reply({"pid": pid}, rid)
-            elif req["op"] == "filter":   # the system-call filter for every kernel to come
-                import base64
-                program = base64.b64decode(req["program"])
-                if not program or len(program) % 8:
-                    raise ValueError("a filter is a whole number of BPF instructions")
-                FILTER["program"] = program
-                reply({"ok": True}, rid)
-            elif req["op"] == "keep":   # made once, here, for every kernel to come
-                KEPT.items[req["key"]] = kept(req)
-                reply({"ok": True}, rid)
-            elif req["op"] == "poll":   # an exit is told once
-                reply({"status": exited.pop(req["pid"], None)}, rid)
-            elif req["op"] == "signal":
-                if req["pid"] in live:
-                    try:
-                        os.kill(req["pid"], req["signal"])
-                    except ProcessLookupError:
-                        pass
-                reply({"ok": True}, rid)
-            else:
-                reply({"error": f"unknown op {req['op']!r}"}, rid)
+            kernels.reap()
+            op = ops.get(req["op"])
+            reply(op(req) if op else {"error": f"unknown op {req['op']!r}"}, rid)
         except Exception as exc:
             reply({"error": f"{type(exc).__name__}: {exc}"}, rid)
 

@@ -10,6 +10,7 @@ NotebookNodes and without its transient fields, as a reading gives it, the noteb
 folder in the resources now the autograded one (where the kernel finds the release's
 helper files), and NBGRADER_EXECUTION set as nbgrader sets it for the second conversion.
 The file written is the autograded notebook nbgrader writes (tests/test_autograde.py).
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 import os
 

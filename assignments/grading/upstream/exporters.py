@@ -14,6 +14,7 @@ Here a notebook read from a converter's input file is owned by that conversion
 an AutogradeExporter writes is not checked again as it is written. Every preprocessor still
 runs, the check after them still raises, and the files written are byte for byte those
 nbconvert writes (tests/test_exporters.py).
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 import json
 

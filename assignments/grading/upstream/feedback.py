@@ -12,6 +12,7 @@ is written as MathML when the page is made (nbconvert leaves ``$...$`` for MathJ
 the page loads from a CDN: with no network a student sees raw TeX), and the summary at the
 top names each graded function with its score (templates/judged_feedback/, built on
 nbgrader's own feedback template).
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 import functools
 import hashlib
@@ -176,7 +177,7 @@ class RenderedCells:
     def get(self, key):
         return self.html.get(key)
 
-    def keep(self, key, html):
+    def remember(self, key, html):
         """Remember a cell's HTML, and give it back."""
         if len(html) <= self.max_bytes // 16:
             self.html[key] = html
@@ -213,7 +214,7 @@ class FeedbackExporter(ReadOnce, HTMLExporter):
         if key not in self._environments:
             environment = super()._create_environment()
             cells = RenderedCells()
-            environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, keep_cell=cells.keep)
+            environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, remember_cell=cells.remember)
             self._environments[key] = environment
         return self._environments[key]
 

@@ -5,6 +5,7 @@ about thirty round trips per feedback page. This one reads them from the submitt
 notebook's rows, fetched once (saveautogrades.BatchedGradebook); nbgrader's own code
 still fills every cell's fields, and a row that is not among them is looked up as
 nbgrader does, so a missing one raises the same MissingEntry.
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 from nbgrader.preprocessors import GetGrades
 

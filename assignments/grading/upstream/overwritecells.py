@@ -7,6 +7,7 @@ for rows that are the same for every learner. This one fetches the notebook's so
 cells and graded cells once per submission; nbgrader's own code still decides what to
 put back, and a cell that is not among them is looked up as nbgrader does, so a missing
 one gives the same warning.
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 from nbgrader.api import Gradebook, GradeCell, TaskCell
 from nbgrader.preprocessors import OverwriteCells

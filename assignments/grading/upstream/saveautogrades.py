@@ -6,6 +6,7 @@ worker's private gradebook and in the class's). This one fetches the submission'
 and comments once and commits once; nbgrader's own code still decides every field. A
 grade or comment that is not among the rows fetched is looked up as nbgrader does, so a
 missing one raises the same MissingEntry.
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 import contextlib
 

@@ -12,12 +12,15 @@ database content, fewer round trips (benchmarks/grading.py measures the whole pi
 
 nbgrader also checks every cell's metadata with ``jsonschema.validate``, which checks the
 schema itself and builds a validator at each call (about sixty times per submission):
-``install()`` has it build each schema's validator once, and report the same error."""
+``install()`` has it build each schema's validator once, and report the same error.
+Rule (upstream/): relies on another package's internals, and says which (fingerprints.json)."""
 import functools
 import glob
 import json
 import os
 import re
+import shutil
+import sysconfig
 
 import jsonschema
 import nbgrader
@@ -35,6 +38,7 @@ _READY = set()     # (engine, course id) whose schema and course row were found
 _stock_init = nbgrader.api.Gradebook.__init__
 _stock_close = nbgrader.api.Gradebook.close
 _stock_add_submission = nbgrader.api.Gradebook.add_submission
+_stock_alembic_version = nbgrader.api.get_alembic_version
 
 
 def scratch(db_url):
@@ -207,3 +211,21 @@ def install():
     nbgrader.api.Gradebook.add_submission = _add_submission
     nbgrader.nbgraderformat.common.jsonschema = CachedJsonschema()
     return True
+
+
+def uninstall():
+    """nbgrader's gradebook as it is (``Upstream.stock``). It runs the ``alembic`` command,
+    which is found beside this Python even when its environment is not activated."""
+    scripts = sysconfig.get_path("scripts")
+    if shutil.which("alembic") is None and os.path.isfile(os.path.join(scripts, "alembic")):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    nbgrader.api.get_alembic_version = _stock_alembic_version
+    nbgrader.api.Gradebook.__init__ = _stock_init
+    nbgrader.api.Gradebook.close = _stock_close
+    nbgrader.api.Gradebook.add_submission = _stock_add_submission
+    nbgrader.nbgraderformat.common.jsonschema = jsonschema
+
+
+def use(savings):
+    """Install the savings (``savings`` true) or take them out; installing twice is harmless."""
+    return install() if savings else uninstall()
