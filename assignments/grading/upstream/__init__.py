@@ -7,16 +7,14 @@ on (``RELIED_ON``), and tests/test_rooms.py names what changed after an upgrade.
 outside this room patches or copies upstream code, except the zygote's kernel patches
 (shipped/zygote.py, fingerprinted here too).
 
-One setting, ``Upstream.stock`` (``STOCK_NBGRADER`` in the course's nbgrader_config.py, or
-``RNN_COURSE_STOCK_NBGRADER=1``), puts nbgrader's own steps back in place of every piece:
-the same grades, slower (docs/architecture.md).
+One setting, ``Upstream.stock`` (which the course's nbgrader_config.py also sets from an
+environment variable), puts nbgrader's own steps back in place of every piece: the same
+grades, slower (docs/architecture.md).
 """
 import os
 
 from traitlets import Bool
 from traitlets.config import Configurable
-
-STOCK_ENV = "RNN_COURSE_STOCK_NBGRADER"
 
 # Each replacement named by class path in nbgrader_config.py, and nbgrader's own piece.
 REPLACEMENTS = {
@@ -82,11 +80,6 @@ class Upstream(Configurable):
 def is_stock(config):
     """Whether the run's configuration asks for stock nbgrader (``Upstream.stock``)."""
     return bool(Upstream(config=config).stock)
-
-
-def stock_requested():
-    """Whether the environment asks for stock nbgrader (``RNN_COURSE_STOCK_NBGRADER=1``)."""
-    return os.environ.get(STOCK_ENV, "") == "1"
 
 
 def stock(c):
