@@ -41,6 +41,7 @@ demo: setup
 
 test: setup postgres browser
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy assignments
 	$(PY) -m pytest
 
 release: setup

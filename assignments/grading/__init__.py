@@ -33,7 +33,7 @@ TEMPLATES = os.path.join(GRADING, "reports", "templates")
 # CPU per process, for a string format no notebook schema uses. jsonschema skips that
 # format when the package cannot be imported (see benchmarks/grading.py for the effect).
 if "jsonschema" not in sys.modules:
-    sys.modules.setdefault("rfc3987_syntax", None)
+    sys.modules.setdefault("rfc3987_syntax", None)   # type: ignore[arg-type]  # None: import fails
 
 
 # The modules' names before the rooms, which nbgrader_config.py files already name (class

@@ -3,15 +3,15 @@
 The judge, the public checks, the notebook builder and the report read this table, so
 adding an output or changing points happens here and nowhere else.
 """
-from ..grading.contract.assignment import Exercise
+from ..grading.contract.assignment import Exercise, Family
 from ..grading.contract.protocols import backward_loop, forward_loop
 
 GRU_CACHE = ("a_next", "a_prev", "xt", "rt", "zt", "cct", "parameters")
 GRU_PARAMS = ("Wr", "br", "Wz", "bz", "Wc", "bc")
 GRU_GRADS = tuple("d" + p for p in GRU_PARAMS)
-GRU = {"parameters": GRU_PARAMS + ("Wy", "by"), "cache": GRU_CACHE}
+GRU = Family(parameters=GRU_PARAMS + ("Wy", "by"), cache=GRU_CACHE)
 
-EXERCISES = (
+EXERCISES: tuple[Exercise, ...] = (
     Exercise("gru_cell_forward", 20, ("xt", "a_prev", "parameters"),
              ("a_next", "yt_pred", "cache"), False, {"a_next": 2, "yt_pred": 2}, **GRU),
     Exercise("gru_forward", 20, ("x", "a0", "parameters"),

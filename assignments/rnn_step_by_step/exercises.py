@@ -3,18 +3,18 @@
 The judge, the public checks, the notebook builder and the report all read this table,
 so adding an output or changing points happens here and nowhere else.
 """
-from ..grading.contract.assignment import Exercise
+from ..grading.contract.assignment import Exercise, Family
 from ..grading.contract.protocols import backward_loop, forward_loop
 
 RNN_CACHE = ("a_next", "a_prev", "xt", "parameters")
 LSTM_CACHE = ("a_next", "c_next", "a_prev", "c_prev", "ft", "it", "cct", "ot", "xt", "parameters")
 RNN_PARAMS = ("Wax", "Waa", "Wya", "ba", "by")
 LSTM_PARAMS = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo", "Wy", "by")
-RNN = {"parameters": RNN_PARAMS, "cache": RNN_CACHE}
-LSTM = {"parameters": LSTM_PARAMS, "cache": LSTM_CACHE}
+RNN = Family(parameters=RNN_PARAMS, cache=RNN_CACHE)
+LSTM = Family(parameters=LSTM_PARAMS, cache=LSTM_CACHE)
 LSTM_GRADS = ("dWf", "dbf", "dWi", "dbi", "dWc", "dbc", "dWo", "dbo")
 
-EXERCISES = (
+EXERCISES: tuple[Exercise, ...] = (
     Exercise("rnn_cell_forward", 10, ("xt", "a_prev", "parameters"),
              ("a_next", "yt_pred", "cache"), False, {"a_next": 2, "yt_pred": 2}, **RNN),
     Exercise("rnn_forward", 10, ("x", "a0", "parameters"),

@@ -14,23 +14,36 @@ generated cells, the release and its checks, grading) lives in ``assignments/gra
 names no assignment.
 Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
+from __future__ import annotations
+
 import abc
 import functools
 import importlib
+import importlib.util
 import inspect
 import os
 import pkgutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from .. import PACKAGE, REPO, SHIPPED
+from .protocols import LoopProtocol
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
+    from .cases import CaseModule, Recipe
+    from .mutation import Catalog, Mistake
 
 # Where each assignment's source folder is read from: the repository's source/, or, in a
 # grading worker, the copy of it that the worker received (``use_source``): a worker may have
 # the course installed as a package, with no repository beside it (a Dask worker's image).
-SOURCE_ROOT = {"path": os.path.join(REPO, "source")}
+SOURCE_ROOT: dict[str, str] = {"path": os.path.join(REPO, "source")}
 
 
-def use_source(root):
+def use_source(root: str) -> str:
     """Read the assignments' source folders (helper files, shipped modules) under ``root``;
     returns the root used until now."""
     before, SOURCE_ROOT["path"] = SOURCE_ROOT["path"], root
@@ -42,7 +55,7 @@ CHECK_DATA = "check_data.json"
 # What the judge tells a learner when a fact about the cases separates the passing ones from
 # the failing ones: (when only such cases pass, when only such cases fail). Assignments add
 # their own (Assignment.case_hints).
-COMMON_CASE_HINTS = {
+COMMON_CASE_HINTS: dict[str, tuple[str, str]] = {
     "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
               "carry over from one time step to the next.",
               "It fails only when the sequence has a single time step (T_x = 1): look for code that "
@@ -62,31 +75,54 @@ class Exercise:
     """The function's name; also the grade_id of its answer cell."""
     points: float
     """What it is worth."""
-    args: tuple
+    args: tuple[str, ...]
     """Argument names, in order."""
-    outputs: tuple
+    outputs: tuple[str, ...]
     """Names of the returned tuple's items, or of the returned dict's keys."""
     returns_dict: bool
     """Backward passes return a dict, forward passes a tuple."""
-    weights: dict = field(default_factory=dict)
+    weights: Mapping[str, float] = field(default_factory=dict)
     """Output name -> share of the points (default 1 each)."""
-    callees: tuple = ()
+    callees: tuple[str, ...] = ()
     """Graded functions this one calls; a caller is judged with the reference callees."""
     forward: str = ""
     """For a backward pass: the forward function that makes its cache."""
-    parameters: tuple = ()
+    parameters: tuple[str, ...] = ()
     """Keys of the ``parameters`` dict the function (or its forward pass) reads."""
-    cache: tuple = ()
+    cache: tuple[str, ...] = ()
     """Names of the fields of one step's cache, in order."""
-    protocol: dict = field(default_factory=dict)
+    protocol: LoopProtocol = field(default_factory=LoopProtocol)
     """For a loop over a cell: how it must drive the cell (see student_checks.protocol)."""
 
-    def weight(self, output):
+    def weight(self, output: str) -> float:
         return self.weights.get(output, 1.0)
 
 
+class Family(TypedDict):
+    """What the exercises of one network share: ``Exercise(..., **family)``."""
+
+    parameters: tuple[str, ...]
+    cache: tuple[str, ...]
+
+
+class FunctionSpec(TypedDict):
+    """What the comparison (student_checks) needs to know about one function's outputs."""
+
+    name: str
+    args: list[str]
+    outputs: list[str]
+    returns_dict: bool
+    callees: list[str]
+    cache_fields: list[str]
+    protocol: LoopProtocol
+
+
+HiddenCase: TypeAlias = tuple[str, tuple[object, ...], set[str]]
+"""(description, arguments, facts) of one hidden test."""
+
+
 # The files of an assignment's package the engine reads: attribute -> (module, name in it).
-PACKAGE_FILES = {"exercises": ("exercises", "EXERCISES"), "reference": ("reference", ""),
+PACKAGE_FILES: dict[str, tuple[str, str]] = {"exercises": ("exercises", "EXERCISES"), "reference": ("reference", ""),
                  "catalog": ("mistakes", "CATALOG"), "cases": ("cases", "")}
 
 
@@ -103,9 +139,9 @@ class Assignment(abc.ABC):
     checks_module: str = ""
     """The name the students' checks ship under (``from <name> import check``; default
     ``<short>_checks``)."""
-    reference_helpers: tuple = ()
+    reference_helpers: tuple[str, ...] = ()
     """Names of the reference's helper functions a stand-in callee needs (e.g. activations)."""
-    case_hints: dict = {}
+    case_hints: Mapping[str, tuple[str, str]] = {}
     """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
     utils_module: str = ""
     """The name the notebook's utilities ship under (``from <name> import ...``; default
@@ -117,17 +153,17 @@ class Assignment(abc.ABC):
     """How the generated utilities' docstring names the notebook."""
 
     # Read from the assignment's package (PACKAGE_FILES) unless the subclass sets them:
-    exercises: tuple = ()
+    exercises: tuple[Exercise, ...] = ()
     """The graded functions, callees before callers (the judge's order): exercises.EXERCISES."""
-    reference = None
+    reference: ModuleType = None   # type: ignore[assignment]  # set by __init_subclass__
     """The module holding the reference solution, one function per exercise: reference.py."""
-    catalog: tuple = ()
+    catalog: tuple[Mistake, ...] = ()
     """The catalogued mistakes (contract.mutation.Mistake), as data: mistakes.CATALOG."""
-    cases = None
+    cases: CaseModule = None   # type: ignore[assignment]  # set by __init_subclass__
     """The module of the assignment's seeded cases, cases.py: HIDDEN_SHAPES and PUBLIC_SHAPES
     (Shape), and EXAMPLES ({function: Recipe}, the notebook's worked examples)."""
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: object) -> None:
         """An assignment is a package of fixed files read by one engine (PACKAGE_FILES): a
         new assignment, or a new exercise, has one place to go."""
         super().__init_subclass__(**kwargs)
@@ -142,27 +178,27 @@ class Assignment(abc.ABC):
 
     # --- what the engine reads, with defaults from ``cases`` ---------------------------------
 
-    def hidden_cases(self, name):
+    def hidden_cases(self, name: str) -> list[HiddenCase]:
         """The hidden tests of ``name`` as (description, arguments, facts); only for grading."""
         from .cases import inputs
         return [(f"a hidden case with {s.describe(name)}", inputs(self, s.recipe(name)), s.facts(name))
                 for s in self.cases.HIDDEN_SHAPES]
 
-    def public_cases(self, name):
+    def public_cases(self, name: str) -> list[tuple[str, Recipe]]:
         """The inputs the students' checks run on, as [(label, recipe)]: the notebook's worked
         example first (grading.contract.cases.Recipe)."""
         return ([("the worked example above", self.cases.EXAMPLES[name])]
                 + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in self.cases.PUBLIC_SHAPES])
 
-    def example(self, name):
+    def example(self, name: str) -> Recipe:
         """The recipe of the worked example the notebook prints for ``name``."""
         return self.cases.EXAMPLES[name]
 
-    def gradient_check_lines(self, name, args, got, wrong):
+    def gradient_check_lines(self, name: str, args: Sequence[object], got: object, wrong: set[str]) -> list[str]:
         """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
         return []
 
-    def finish_release_notebook(self, nb):
+    def finish_release_notebook(self, nb: NotebookNode) -> None:
         """Add to the notebook nbgrader's generate_assignment is making what only the release
         carries (figures drawn now, for instance; release.CourseRelease calls it); nothing by
         default."""
@@ -170,65 +206,69 @@ class Assignment(abc.ABC):
     # --- derived by the engine --------------------------------------------------------------
 
     @functools.cached_property
-    def by_name(self):
+    def by_name(self) -> dict[str, Exercise]:
         return {e.name: e for e in self.exercises}
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return sum(e.points for e in self.exercises)
 
     @property
-    def source_dir(self):
+    def source_dir(self) -> str:
         return os.path.join(SOURCE_ROOT["path"], self.id)
 
     @property
-    def checks_file(self):
+    def checks_file(self) -> str:
         return STUDENT_CHECKS
 
     @functools.cached_property
-    def checks(self):
+    def checks(self) -> ModuleType:
         """The students' check module (the engine's comparison code, numpy only)."""
-        spec = importlib.util.spec_from_file_location(f"{self.id}_{self.checks_module}", STUDENT_CHECKS)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return _load_file(f"{self.id}_{self.checks_module}", STUDENT_CHECKS)
 
     @functools.cached_property
-    def mistakes(self):
+    def mistakes(self) -> Catalog:
         from .mutation import Catalog
         return Catalog(self.reference, self.catalog)
 
-    def shipped_module(self, filename):
+    def shipped_module(self, filename: str) -> ModuleType:
         """A helper module students get, loaded from source/ (never from a submission)."""
-        spec = importlib.util.spec_from_file_location(f"{self.id}_{filename[:-3]}", os.path.join(self.source_dir, filename))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return _load_file(f"{self.id}_{filename[:-3]}", os.path.join(self.source_dir, filename))
 
-    def helper_files(self):
+    def helper_files(self) -> list[str]:
         """The files that ship beside the notebook (what a grading kernel may see)."""
         own = [f for f in os.listdir(self.source_dir) if not f.endswith(".ipynb") and not f.startswith((".", "__"))]
         generated = {self.checks_module + ".py", CHECK_DATA} | ({self.utils_module + ".py"} if self.utils_module else set())
         return sorted(set(own) | generated)
 
-    def spec(self, name):
+    def spec(self, name: str) -> FunctionSpec:
         """What the comparison needs to know about one function's outputs."""
         ex = self.by_name[name]
         return {"name": name, "args": list(ex.args), "outputs": list(ex.outputs),
                 "returns_dict": ex.returns_dict, "callees": list(ex.callees),
                 "cache_fields": list(ex.cache), "protocol": ex.protocol}
 
-    def expected(self, name, args):
+    def expected(self, name: str, args: Sequence[object]) -> object:
         return self.mistakes.run(getattr(self.reference, name), args)
 
-    def callee_source(self, name):
+    def callee_source(self, name: str) -> str:
         """Source text defining the reference ``name`` and its helpers, to stand in for a
         learner's version while a caller of it is judged."""
         functions = [getattr(self.reference, h) for h in self.reference_helpers] + [getattr(self.reference, name)]
         return "\n\n".join(["import numpy as np"] + [inspect.getsource(f) for f in functions])
 
 
-def load(assignment_id):
+def _load_file(name: str, path: str) -> ModuleType:
+    """The module of the Python file ``path``, run under ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file", path=path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load(assignment_id: str) -> Assignment:
     """The assignment ``assignment_id``: the ASSIGNMENT of package assignments.<id>."""
     try:
         module = importlib.import_module(f"{__package__.split('.')[0]}.{assignment_id}")
@@ -240,7 +280,7 @@ def load(assignment_id):
     return found
 
 
-def known():
+def known() -> list[str]:
     """The ids of the course's assignments: packages next to grading/ with a source/ folder."""
     parent = PACKAGE
     return sorted(m.name for m in pkgutil.iter_modules([parent])

@@ -10,12 +10,29 @@ every mutant fails. A mistake no output comparison reveals reliably is found by 
 instead: ``reads_globals`` (the function reads the notebook's variables, not its arguments).
 Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
+from __future__ import annotations
+
 import functools
 import inspect
 import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TypeAlias, TypeVar, cast
 
 import numpy as np
+
+Edit: TypeAlias = tuple[str, str]
+"""(old, new): one replacement in the reference source."""
+Variant: TypeAlias = tuple[Edit, ...]
+"""One way of making a mistake: edits applied together."""
+VariantId: TypeAlias = tuple[str, int]
+"""(code, variant index)."""
+Pick: TypeAlias = str | VariantId
+"""A variant to apply; a code alone stands for its first variant."""
+Mutant: TypeAlias = Callable[..., object]
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -26,26 +43,26 @@ class Mistake:
     """Stable identifier, reported in results.json's ``diagnoses``."""
     function: str
     """The function it is made in."""
-    variants: tuple
+    variants: tuple[Variant, ...]
     """Each a tuple of (old, new) replacements in the reference source."""
     feedback: str
     """What is wrong, why it matters, where to look; never the answer."""
     detector: str = ""
     """A harness observation that also reveals it (see the module docstring)."""
-    behaviour: tuple = ()
+    behaviour: tuple[tuple[str, str], ...] = ()
     """(aspect, label) pairs of student_checks.protocol() that prove it in a loop."""
-    also: tuple = ()
+    also: tuple[str, ...] = ()
     """Other functions where the same mistake is named."""
     raises: str = ""
     """A regular expression: an exception whose text matches proves it."""
 
 
-def edits(*pairs):
+def edits(*pairs: Edit) -> tuple[Variant]:
     """One variant made of these replacements."""
     return (tuple(pairs),)
 
 
-def each(*pairs):
+def each(*pairs: Edit) -> tuple[Variant, ...]:
     """One variant per replacement."""
     return tuple((p,) for p in pairs)
 
@@ -53,20 +70,21 @@ def each(*pairs):
 class Catalog:
     """An assignment's mistakes, over its reference module."""
 
-    def __init__(self, reference, mistakes):
+    def __init__(self, reference: ModuleType, mistakes: Iterable[Mistake]) -> None:
         self.reference, self.mistakes = reference, tuple(mistakes)
         self.by_code = {m.code: m for m in self.mistakes}
         self.mutant = functools.lru_cache(maxsize=8192)(self._mutant)
+        """``mutant(function, picks)``: the compiled mutant (picks a tuple), cached."""
 
-    def for_function(self, name):
+    def for_function(self, name: str) -> list[Mistake]:
         return [m for m in self.mistakes if m.function == name or name in m.also]
 
-    def variants(self, name):
+    def variants(self, name: str) -> list[VariantId]:
         """Every (code, variant index) of ``name``'s mistakes that outputs reveal (those with
         a detector are found another way)."""
         return [(m.code, i) for m in self.for_function(name) if not m.detector for i in range(len(m.variants))]
 
-    def mutant_source(self, function, picks):
+    def mutant_source(self, function: str, picks: Iterable[Pick]) -> str:
         """The reference ``function``'s source with the given (code, variant index) picks
         applied. A code alone stands for its first variant."""
         source = inspect.getsource(getattr(self.reference, function))
@@ -78,33 +96,39 @@ class Catalog:
                 source = source.replace(old, new, 1)
         return source
 
-    def _mutant(self, function, picks):
+    def _mutant(self, function: str, picks: tuple[Pick, ...]) -> Mutant:
         """The compiled mutant, its callees being the reference's."""
         namespace = dict(vars(self.reference))
         exec(compile(self.mutant_source(function, picks), f"<mutant {function}>", "exec"), namespace)
-        return namespace[function]
+        return cast(Mutant, namespace[function])   # the edited reference function
 
-    def pairs(self, function, first=None, same_code=False):
+    def pairs(self, function: str, first: Iterable[VariantId] | None = None,
+              same_code: bool = False) -> list[tuple[VariantId, VariantId]]:
         """Pairs of variants of two different mistakes (or, with ``same_code``, also two
         variants of one: the same slip made twice); those involving ``first`` variants first."""
         found = self.variants(function)
         all_pairs = [(a, b) for a, b in itertools.combinations(found, 2) if same_code or a[0] != b[0]]
-        first = set(first or ())
-        return sorted(all_pairs, key=lambda p: not (p[0] in first or p[1] in first))
+        firsts = set(first or ())
+        return sorted(all_pairs, key=lambda p: not (p[0] in firsts or p[1] in firsts))
 
     @staticmethod
-    def run(fn, args):
+    def run(fn: Callable[..., R], args: Sequence[object]) -> R:
         """Call a function on a private copy of its arguments."""
         return fn(*_copy(args))
 
 
-def _copy(x):
+def _copy(x: T) -> T:
+    """A deep copy of arrays in tuples, lists and dicts (other values are shared)."""
+    return cast(T, _copied(x))
+
+
+def _copied(x: object) -> object:
     if isinstance(x, np.ndarray):
         return x.copy()
     if isinstance(x, tuple):
-        return tuple(_copy(v) for v in x)
+        return tuple(_copied(v) for v in x)
     if isinstance(x, list):
-        return [_copy(v) for v in x]
+        return [_copied(v) for v in x]
     if isinstance(x, dict):
-        return {k: _copy(v) for k, v in x.items()}
+        return {k: _copied(v) for k, v in x.items()}
     return x

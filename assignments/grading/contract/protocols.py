@@ -9,24 +9,58 @@ These builders describe the usual loops of a recurrent network over time; an ass
 also write its protocol out by hand.
 Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypedDict
 
 
-def forward_loop(callee, outputs, memory=False):
+class StepArg(TypedDict, total=False):
+    """Where one argument of the cell comes from at each step (``name`` always given)."""
+
+    name: str
+    slice: str
+    """Sliced at the step from this input."""
+    item: str
+    """The step's item of this input."""
+    carry: str
+    """What the previous call returned under this name ..."""
+    init: str
+    """... starting from this input (or "zeros") ..."""
+    alt_init: str
+    """... or, as a learner may also do, from this one."""
+    upstream: str
+    """Plus the step's slice of this input."""
+
+
+class LoopProtocol(TypedDict, total=False):
+    """How a sequence function drives its cell; empty for a function that is no such loop."""
+
+    callee: str
+    steps_from: list[str | int]
+    """[input, axis]: the number of steps is that axis's length."""
+    reverse: bool
+    args: list[StepArg]
+    outputs: dict[str, list[str]]
+    """Returned name -> [relation ("stack", "final", "sum", "caches"), the cell's output]."""
+
+
+def forward_loop(callee: str, outputs: dict[str, list[str]], memory: bool = False) -> LoopProtocol:
     """A forward pass over time: ``xt`` sliced from ``x``, the hidden state carried from
     ``a0``; with ``memory``, a second state ``c_prev`` carried from zeros."""
-    args = [{"name": "xt", "slice": "x"}, {"name": "a_prev", "carry": "a_next", "init": "a0"}]
+    args: list[StepArg] = [{"name": "xt", "slice": "x"}, {"name": "a_prev", "carry": "a_next", "init": "a0"}]
     if memory:
         args.append({"name": "c_prev", "carry": "c_next", "init": "zeros", "alt_init": "a0"})
     return {"callee": callee, "steps_from": ["x", 2], "reverse": False, "args": args, "outputs": outputs}
 
 
-def backward_loop(callee, grads, memory=False):
+def backward_loop(callee: str, grads: Iterable[str], memory: bool = False) -> LoopProtocol:
     """Backpropagation through time: the step's ``da`` plus the carried ``da_prev`` (zeros at
     the last step), each step's own cache, ``dx`` stacked, ``da0`` the last ``da_prev``, and
     the parameter gradients ``grads`` summed over the steps."""
-    args = [{"name": "da_next", "carry": "da_prev", "init": "zeros", "upstream": "da"}]
+    args: list[StepArg] = [{"name": "da_next", "carry": "da_prev", "init": "zeros", "upstream": "da"}]
     if memory:
         args.append({"name": "dc_next", "carry": "dc_prev", "init": "zeros"})
     args.append({"name": "cache", "item": "caches"})
-    outputs = {"dx": ["stack", "dxt"], "da0": ["final", "da_prev"], **{g: ["sum", g] for g in grads}}
+    outputs: dict[str, list[str]] = {"dx": ["stack", "dxt"], "da0": ["final", "da_prev"], **{g: ["sum", g] for g in grads}}
     return {"callee": callee, "steps_from": ["da", 2], "reverse": True, "args": args, "outputs": outputs}

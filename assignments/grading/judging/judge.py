@@ -6,17 +6,30 @@ them with the reference, naming the mistake and scoring all happen here, where t
 learner's code cannot reach.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
+from __future__ import annotations
+
 import json
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..contract.assignment import Assignment, Exercise, HiddenCase
+    from ..contract.mutation import Pick
+
+Reply: TypeAlias = tuple[str, Any, dict[str, Any]]
+"""(status, outputs or message, observations): one hidden case as the harness answered it."""
+Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Iterable[Reply]]
+"""``call(name, [args, ...], callees)``: runs the learner's function on the hidden cases."""
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 STATUSES = ("ok", "missing", "not_implemented", "raised")
 
 
-def read_reply(assignment, data):
+def read_reply(assignment: Assignment, data: Mapping[str, Any]) -> Reply:
     """(status, outputs or message, observations) from the harness's reply. The reply comes
     from the learner's process, so it is checked, and its text cut to one short line."""
     try:
@@ -50,12 +63,13 @@ def _all_zero(x):
     return False
 
 
-def request(assignment, name, cases, callees, defer_calls=False):
+def request(assignment: Assignment, name: str, cases: Sequence[Sequence[object]], callees: Iterable[str],
+            defer_calls: bool = False) -> dict[str, Any]:
     """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
     for a loop over a cell, record every call it makes to that cell (``defer_calls``: keep
     them in the kernel until asked for, see DeferredCalls)."""
     spec = assignment.spec(name)
-    req = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
+    req: dict[str, Any] = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
            "callees": {c: assignment.callee_source(c) for c in callees}}
     p = spec.get("protocol")
     if p and p["callee"] in callees:
@@ -72,10 +86,11 @@ class DeferredCalls:
     loop's calls are looked at, so a correct one never pays for sending them (they are most
     of what judging a loop would send). ``fetch()`` returns {case: calls} ({} on failure)."""
 
-    def __init__(self, fetch):
-        self._fetch, self._calls = fetch, None
+    def __init__(self, fetch: Callable[[], dict[int, Any]]) -> None:
+        self._fetch: Callable[[], dict[int, Any]] = fetch
+        self._calls: dict[int, Any] | None = None
 
-    def case(self, index):
+    def case(self, index: int) -> Any:
         if self._calls is None:
             try:
                 self._calls = self._fetch()
@@ -90,13 +105,13 @@ class Verdict:
     score: float
     max_score: float
     passed: bool
-    diagnoses: list = field(default_factory=list)
+    diagnoses: list[str] = field(default_factory=list)
     feedback: str = ""
     outcome: str = "judged"   # judged | missing | not_implemented | raised | fault
     cases_passed: int = 0
     cases: int = 0
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -104,32 +119,35 @@ class Verdict:
 class Outcome:
     """One hidden case: what happened and which outputs were wrong."""
     label: str
-    args: tuple
-    facts: set
+    args: tuple[object, ...]
+    facts: set[str]
     status: str                       # ok | missing | not_implemented | raised | fault
     text: str = ""
     got: object = None
-    observed: dict = field(default_factory=dict)
-    problems: list = field(default_factory=list)
-    wrong: set = field(default_factory=set)
+    observed: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    wrong: set[str] = field(default_factory=set)
     fraction: float = 0.0
 
     @property
-    def right(self):
+    def right(self) -> bool:
         return self.status == "ok" and not self.wrong
 
 
 class Judge:
-    def __init__(self, assignment):
+    def __init__(self, assignment: Assignment) -> None:
         self.a = assignment
-        self._cases, self._expected, self._pairs, self._requests = {}, {}, {}, {}
+        self._cases: dict[str, list[HiddenCase]] = {}
+        self._expected: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
+        self._pairs: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
+        self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
 
-    def cases(self, name):
+    def cases(self, name: str) -> list[HiddenCase]:
         if name not in self._cases:
             self._cases[name] = self.a.hidden_cases(name)
         return self._cases[name]
 
-    def request_text(self, name, callees):
+    def request_text(self, name: str, callees: Iterable[str]) -> tuple[str, str]:
         """``request`` on this judge's hidden cases for ``name`` as two JSON texts: the
         request without the reference callees' source, and ``{"callees": ...}``. The same
         for every submission, so they are encoded once per grading process. Only the first
@@ -143,7 +161,7 @@ class Judge:
             self._requests[key] = json.dumps(req), callees_text
         return self._requests[key]
 
-    def expected(self, name, index, picks=()):
+    def expected(self, name: str, index: int, picks: tuple[Pick, ...] = ()) -> Any:
         """The reference's outputs on a hidden case, or a mutant's (cached). None when the
         mutant cannot be built (two edits of the same line) or does not return."""
         key = (name, index, picks)
@@ -161,7 +179,7 @@ class Judge:
                     cache[key] = None
         return cache[key]
 
-    def judge(self, name, call):
+    def judge(self, name: str, call: Call) -> Verdict:
         """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
         cases at once and returns (status, outputs or message, observations) per case; it may
         return fewer, when the function is missing, not written or stopped by a fault."""
@@ -170,7 +188,7 @@ class Judge:
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
         cases = self.cases(name)
-        outcomes = []
+        outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
             o = Outcome(label, args, facts, status, observed=observed)
             if status == "ok":
@@ -188,7 +206,7 @@ class Judge:
                 break   # the same on every case; a function that hung or crashed is not run again
         return self._verdict(ex, outcomes, len(cases))
 
-    def _verdict(self, ex, outcomes, n):
+    def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int) -> Verdict:
         passed_cases = sum(o.right for o in outcomes)
         passed = passed_cases == n
         score = ex.points if passed else min(
@@ -222,11 +240,11 @@ class Judge:
         _, still_wrong = self.a.checks.compare(self.a.spec(name), o.got, mutant, show_values=False)
         return bool(o.wrong - still_wrong)
 
-    def diagnose(self, name, outcomes):
+    def diagnose(self, name: str, outcomes: list[Outcome]) -> list[str]:
         """Codes of catalogued mistakes: those whose variant (or pair of variants of two
         mistakes) reproduces the learner's outputs on every hidden case, smallest
         explanation first; plus those a detector observed in the kernel."""
-        codes = set()
+        codes: set[str] = set()
         for m in self.a.mistakes.for_function(name):
             if m.detector and any(o.observed.get(m.detector) for o in outcomes):
                 codes.add(m.code)
@@ -246,8 +264,9 @@ class Judge:
             return sorted(codes | {code for code, _ in singles})
         # output by output: mistakes in different outputs (one gate here, a bias there) are
         # each proved by the outputs they reproduce exactly
-        wrong = set().union(*(o.wrong for o in outcomes))
-        explained, found = set(), set()
+        wrong: set[str] = set().union(*(o.wrong for o in outcomes))
+        explained: set[str] = set()
+        found: set[str] = set()
         for p in self.a.mistakes.variants(name):
             shown = self._explained_outputs(name, (p,), outcomes, wrong)
             if shown:
@@ -286,13 +305,13 @@ class Judge:
                 return set()
         return same & nonzero
 
-    def findings(self, name, outcomes):
+    def findings(self, name: str, outcomes: list[Outcome]) -> list[Any]:
         """What each case's recorded calls show about the loop (student_checks.protocol), or []."""
         spec = self.a.spec(name)
         if not spec.get("protocol"):
             return []
         cells = {n: self.a.spec(n) for n in self.a.by_name}
-        found = []
+        found: list[Any] = []
         for o in outcomes:
             calls = o.observed.get("calls")
             if callable(calls):   # left in the kernel (DeferredCalls): fetched now

@@ -65,8 +65,8 @@ class Dispatch(Configurable):
             if not lost:
                 return
             if attempt == 2:
-                for job, exc in lost:
-                    yield failed(job, f"the grading worker was lost twice ({type(exc).__name__}: {exc})")
+                for job, error in lost:
+                    yield failed(job, f"the grading worker was lost twice ({type(error).__name__}: {error})")
             pending = [job for job, _ in lost]
 
     def _on_dask(self, course, jobs):

@@ -9,12 +9,16 @@ skipped without stopping the others. Every run regrades from scratch (``force``)
 rerun is safe and gives the same results.
 Rule (run/): only the grading process writes the class's gradebook and folders.
 """
+from __future__ import annotations
+
 import csv
 import json
 import os
 import re
 import shutil
 import sys
+from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -34,6 +38,21 @@ from .dispatch import Dispatch
 from .progress import Progress
 from .worker import Course
 
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+    from traitlets.config import Config
+
+    from ..contract.assignment import Assignment
+
+Record: TypeAlias = dict[str, Any]
+"""One submission as staging and grading leave it: student, status, message, flags."""
+Entry: TypeAlias = dict[str, Any]
+"""One submission in results.json."""
+Job: TypeAlias = dict[str, Any]
+"""What a worker grades: the student and the staged files."""
+Verdicts: TypeAlias = tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]
+"""What results.json takes from an autograded notebook: verdicts by function, kernel events."""
+
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
@@ -48,20 +67,20 @@ class SandboxUnavailable(RuntimeError):
     """Grading untrusted code needs the sandbox; say why it cannot run and how to opt out."""
 
 
-def submitted_root(submissions):
+def submitted_root(submissions: str) -> str:
     """Accept both DIR/submitted/<student>/... and DIR/<student>/... ."""
     inner = os.path.join(submissions, "submitted")
     return inner if os.path.isdir(inner) else submissions
 
 
-def find_students(root, assignment_id, only=None):
+def find_students(root: str, assignment_id: str, only: Container[str] | None = None) -> list[str]:
     """The students with a folder for the assignment (of ``only``, when given)."""
     return sorted(s for s in os.listdir(root)
                   if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith(".")
                   and (only is None or s in only))
 
 
-def stage(assignment, src, dest, release_nb):
+def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode) -> tuple[str | None, list[str]]:
     """Copy one submission to ``dest``. Returns (error message or None, flags)."""
     notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
     expected = assignment.notebook + ".ipynb"
@@ -70,7 +89,7 @@ def stage(assignment, src, dest, release_nb):
         found = ", ".join(notebooks) or "no .ipynb file"
         return f"expected {expected} in the submission, found {found}", []
     try:
-        invalid = {}
+        invalid: dict[str, Exception] = {}
         nb = nbformat.read(os.path.join(src, chosen), as_version=4, capture_validation_error=invalid)
         if invalid:
             raise invalid["ValidationError"]
@@ -90,8 +109,9 @@ def stage(assignment, src, dest, release_nb):
     return None, flags
 
 
-def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=None, scheduler=None,
-          db_url=None, progress=False, students=None):
+def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = True, overrides: Config | None = None,
+          workers: int | None = None, scheduler: str | None = None, db_url: str | None = None, progress: bool = False,
+          students: Iterable[str] | None = None) -> dict[str, Any]:
     """Grade every submission (``students``: only theirs, the others keep what an earlier run
     gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
     traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
@@ -127,7 +147,7 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
             _, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
             ZYGOTES.ready(keep)
         bar = Progress(len(jobs), enabled=progress)
-        judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
+        judged: dict[str, Verdicts] = {}   # student: what results.json takes from the autograded notebook (see verdicts)
         placer = folders.Placer(os.path.join(work, "files"))
         for result in dispatch.run(course, jobs, parent=work):
             rec = records[result["student"]]
@@ -148,10 +168,10 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     return finish(config, assignment, out, records, judged, bar, partial=students is not None)
 
 
-def exchange_notes(work, aid, records):
+def exchange_notes(work: str, aid: str, records: Mapping[str, Record]) -> list[str]:
     """What to tell the instructor about submissions whose feedback nbgrader's release_feedback
     cannot hand back: those without the files nbgrader's submit writes beside the notebook."""
-    lacking = {}
+    lacking: dict[str, list[str]] = {}
     for student, rec in sorted(records.items()):
         staged = os.path.join(work, "submitted", student, aid)
         if rec["status"] == "pending" and os.path.isdir(staged):
@@ -165,7 +185,8 @@ def exchange_notes(work, aid, records):
             for files, students in lacking.items()]
 
 
-def run_config(out, db_url, sandbox, overrides, workers, scheduler):
+def run_config(out: str, db_url: str | None, sandbox: bool, overrides: Config | None, workers: int | None,
+               scheduler: str | None) -> Config:
     """nbgrader's configuration for a run: the course's, its folders those of ``out`` (the
     submissions staged in the run's private folder)."""
     config = load_config(out, db_url, course=True, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
@@ -188,7 +209,7 @@ def run_config(out, db_url, sandbox, overrides, workers, scheduler):
     return config
 
 
-def prepare_course(config, assignment, work):
+def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[Course, NotebookNode]:
     """The assignment's source (with its generated files), the class's gradebook holding it,
     and what every worker receives (``Course``); also the release notebook, which staging
     compares submissions with."""
@@ -205,11 +226,13 @@ def prepare_course(config, assignment, work):
     return course, release_nb
 
 
-def stage_all(assignment, root, work, release_nb, sandbox, only=None):
+def stage_all(assignment: Assignment, root: str, work: str, release_nb: NotebookNode, sandbox: bool,
+              only: Container[str] | None = None) -> tuple[dict[str, Record], list[Job]]:
     """Stage every submission (of the students in ``only``, when given): {student: its
     record so far}, and the workers' jobs for those that can be graded."""
     aid = assignment.id
-    records, jobs = {}, []
+    records: dict[str, Record] = {}
+    jobs: list[Job] = []
     for student in find_students(root, aid, only):
         if not STUDENT_ID.match(student):
             records[student] = {"student": student, "status": "unreadable", "flags": [],
@@ -229,7 +252,8 @@ def stage_all(assignment, root, work, release_nb, sandbox, only=None):
     return records, jobs
 
 
-def finish(config, assignment, out, records, judged, bar, partial=False):
+def finish(config: Config, assignment: Assignment, out: str, records: Mapping[str, Record],
+           judged: Mapping[str, Verdicts], bar: Progress, partial: bool = False) -> dict[str, Any]:
     """After the workers: the gradebook's view of the run, results.json, grades.csv, the
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
     ``partial`` run (some students only) keeps the earlier results of the others."""
@@ -267,11 +291,12 @@ def finish(config, assignment, out, records, judged, bar, partial=False):
     return results
 
 
-def graded_elsewhere(config, assignment, gb, prefix, known):
+def graded_elsewhere(config: Config, assignment: Assignment, gb: Gradebook, prefix: str,
+                     known: Container[str]) -> dict[str, Entry]:
     """Entries for the submissions autograded in the course folder but not by this command
     (nbgrader's autograde, formgrader's Autograde button), read as ``collect`` reads ours: the
     scores from the gradebook, the verdicts from the autograded notebook's test cells."""
-    found = {}
+    found: dict[str, Entry] = {}
     for student in folders.students(config, "autograded", assignment.id):
         path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
         if student in known or not STUDENT_ID.match(student) or not os.path.isfile(path):
@@ -285,7 +310,7 @@ def graded_elsewhere(config, assignment, gb, prefix, known):
     return found
 
 
-def earlier_results(path, assignment_id):
+def earlier_results(path: str, assignment_id: str) -> dict[str, Entry]:
     """{student: entry} of an earlier results.json of the assignment (none if unreadable)."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -297,7 +322,7 @@ def earlier_results(path, assignment_id):
     return {s["student"]: s for s in found.get("submissions", []) if isinstance(s, dict) and "student" in s}
 
 
-def earlier_timings(path, students):
+def earlier_timings(path: str, students: Container[str]) -> list[dict[str, str]]:
     """The rows of an earlier timings.csv for ``students``."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
@@ -306,16 +331,16 @@ def earlier_timings(path, students):
         return []
 
 
-def test_prefix(config):
+def test_prefix(config: Config) -> str:
     """The grade_id prefix of test cells, as JudgedExecute is configured."""
     from ..judging.judged_execute import JudgedExecute
     return config.JudgedExecute.get("test_prefix", JudgedExecute.test_prefix.default_value)
 
 
-def assignments_in(submissions):
+def assignments_in(submissions: str) -> list[str]:
     """The ids of the assignments that some student folder holds."""
     root = submitted_root(os.path.abspath(submissions))
-    found = set()
+    found: set[str] = set()
     for student in os.listdir(root) if os.path.isdir(root) else ():
         folder = os.path.join(root, student)
         if os.path.isdir(folder) and not student.startswith("."):
@@ -323,7 +348,7 @@ def assignments_in(submissions):
     return sorted(found)
 
 
-def sort_rows(path):
+def sort_rows(path: str) -> None:
     """nbgrader exports rows in the database's order, which differs between SQLite and
     PostgreSQL: sort them, so the same grades always give the same file."""
     with open(path, newline="", encoding="utf-8") as f:
@@ -333,12 +358,13 @@ def sort_rows(path):
         csv.writer(f).writerows([header] + sorted(rows, key=lambda r: [r[i] for i in key] + r))
 
 
-def read_files(folder):
+def read_files(folder: str) -> dict[str, bytes]:
     return {os.path.relpath(os.path.join(d, n), folder): open(os.path.join(d, n), "rb").read()
             for d, _, names in os.walk(folder) for n in names}
 
 
-def store(config, assignment, work, result, placer):
+def store(config: Config, assignment: Assignment, work: str, result: Mapping[str, Any],
+          placer: folders.Placer) -> Verdicts:
     """A worker's result into the class's folders and gradebook (this process alone writes
     them), leaving what nbgrader's autograde and generate_feedback leave (folders.py). Returns
     the notebook's verdicts and events (``verdicts``)."""
@@ -361,7 +387,7 @@ def store(config, assignment, work, result, placer):
     return found
 
 
-def forget(gb, config, aid, student):
+def forget(gb: Gradebook, config: Config, aid: str, student: str) -> None:
     """A submission this run could not grade: keep the student (grades.csv shows 0) but
     drop what an earlier run graded, in the gradebook and on disk."""
     gb.update_or_create_student(student)
@@ -372,7 +398,7 @@ def forget(gb, config, aid, student):
     folders.remove(config, student, aid)
 
 
-def verdicts(nb, prefix):
+def verdicts(nb: NotebookNode, prefix: str) -> Verdicts:
     """What results.json takes from an autograded notebook: the judge's verdicts by function
     (stored in its test cells' metadata), and the kernel's events."""
     found = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
@@ -381,12 +407,13 @@ def verdicts(nb, prefix):
     return found, nb.metadata.get("grader", {}).get("events", [])
 
 
-def collect(assignment, gb, rec, prefix, verdicts, events):
+def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, verdicts: Mapping[str, Mapping[str, Any]],
+            events: Sequence[Mapping[str, Any]]) -> Entry:
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
     aid, student = assignment.id, rec["student"]
-    entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
-    scores = {}
+    entry: Entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
+    scores: dict[str, float] = {}
     if rec["status"] == "pending":
         try:
             submission = gb.find_submission_notebook(assignment.notebook, aid, student)

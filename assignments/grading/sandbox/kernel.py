@@ -96,7 +96,7 @@ PROTECTIONS = {
 
 # What the sandbox of the kernels this process started could not give them, as result flags
 # (drained by the worker after each submission): "no_kernel_cgroup", "weakened:<protection>".
-NOTES = set()
+NOTES: set[str] = set()
 
 
 def take_notes():

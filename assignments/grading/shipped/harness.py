@@ -25,8 +25,8 @@ _shell = None              # the kernel's shell: set by channel.SETUP
 _Socket = None             # the socket type (C, which code cannot patch), taken at set-up (channel.SETUP)
 _link = _send = _recv = None   # the grader's socket, its sendall and its recv (``connect``)
 _pristine = ()             # (module, its attribute names, their values) taken when the kernel started
-_stash = {}                # texts the kernel was forked with (zygote.py's STASH), by key
-_recorded = {}             # the calls recorded by the last judged call, by case, until asked for
+_stash: dict[str, object] = {}   # texts the kernel was forked with (zygote.py's STASH), by key
+_recorded: dict[int, object] = {}   # the calls recorded by the last judged call, by case, until asked for
 _publish = None            # the kernel's session.send on its IOPub socket, taken at set-up (channel.SETUP)
 _parent = None             # the kernel's get_parent: the request that runs ``serve``
 _streams = ()              # the kernel's stdout and stderr, taken at set-up

@@ -62,7 +62,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 # them again in every kernel. The harness takes them and removes this module before any
 # learner code runs.
 STASH = types.ModuleType("_grader_stash")
-STASH.items = {}
+STASH.items = {}   # type: ignore[attr-defined]  # a module made here to hold the stash
 sys.modules[STASH.__name__] = STASH
 
 # The system-call filter every kernel is forked with (seccomp.py's program, from the grader's
@@ -72,7 +72,7 @@ FILTER = {"program": None}
 # The helper modules kernels import from their scratch folder (the students' checks, the
 # notebook's utilities), compiled here once per distinct text: sha256 of the source -> the
 # code, marshalled. Each kernel finds them as checked pycs (``write_bytecode``).
-COMPILED = {}
+COMPILED: dict[bytes, bytes] = {}
 MAX_COMPILED = 1 << 20   # a larger file is left to the kernel, which compiles under its own limits
 
 

@@ -24,7 +24,7 @@ from xml.etree import ElementTree
 
 import nbformat
 import nbgrader
-from jinja2 import pass_context
+from jinja2 import Environment, pass_context
 from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
@@ -202,7 +202,7 @@ def _shared_markdown(source, anchor_link_text, exclude_anchor_links, lexer_optio
 
 
 class FeedbackExporter(ReadOnce, HTMLExporter):
-    _environments = {}   # one compiled Jinja environment per template set, for the process
+    _environments: dict[tuple[object, ...], Environment] = {}   # one compiled Jinja environment per template set, for the process
 
     def __init__(self, config=None, **kw):
         super().__init__(config=config, **kw)

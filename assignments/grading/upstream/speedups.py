@@ -27,14 +27,14 @@ import nbgrader
 import nbgrader.api
 import nbgrader.nbgraderformat.common
 import nbgrader.utils
-from sqlalchemy import create_engine, event, insert, select, text
+from sqlalchemy import Engine, create_engine, event, insert, select, text
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import scoped_session, sessionmaker
 from sqlalchemy.orm.exc import FlushError
 
-_ENGINES = {}
-_SCRATCH = set()   # databases thrown away after the run (a worker's own gradebook)
-_READY = set()     # (engine, course id) whose schema and course row were found
+_ENGINES: dict[str | tuple[object, ...], Engine] = {}
+_SCRATCH: set[str] = set()   # databases thrown away after the run (a worker's own gradebook)
+_READY: set[tuple[Engine, str]] = set()     # (engine, course id) whose schema and course row were found
 _stock_init = nbgrader.api.Gradebook.__init__
 _stock_close = nbgrader.api.Gradebook.close
 _stock_add_submission = nbgrader.api.Gradebook.add_submission
