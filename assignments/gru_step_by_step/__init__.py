@@ -38,5 +38,13 @@ class GRUStepByStep(Assignment):
     def example(self, name):
         return cases.EXAMPLES[name]
 
+    def finish_release_notebook(self, nb):
+        """Draw the notebook's figures into the release: each ``figure:<name>`` image of the
+        source notebook becomes the SVG itself (source/ keeps the short name)."""
+        from . import figures
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = figures.embed(cell.source)
+
 
 ASSIGNMENT = GRUStepByStep()
