@@ -10,12 +10,11 @@ import xml.etree.ElementTree as ET
 
 import nbformat
 import pytest
+from helpers import REPO
 from test_reproducible import differing, variants
 
 from assignments.gru_step_by_step import figures as gru_figures
 from assignments.rnn_step_by_step import figures as rnn_figures
-
-from conftest import REPO
 
 SVG = "{http://www.w3.org/2000/svg}"
 EMBEDDED = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
@@ -97,7 +96,7 @@ def test_figures_are_the_same_bytes_when_drawn_again(aid):
     assert {n: module.draw(n) for n in module.FIGURES} == {n: module.draw(n) for n in module.FIGURES}
 
 
-BUILD = ("import sys; from assignments.gru_step_by_step import ASSIGNMENT as a; from assignments.grading import release; "
+BUILD = ("import sys; from assignments.gru_step_by_step import ASSIGNMENT as a; from assignments.grading.authoring import release; "
          "release.build(a, sys.argv[1], sys.argv[2])")
 
 

@@ -4,10 +4,9 @@ import os
 import re
 
 import nbformat
+from helpers import REPO
 
 from assignments.gru_step_by_step.exercises import EXERCISES
-
-from conftest import REPO
 
 AID = "gru_step_by_step"
 

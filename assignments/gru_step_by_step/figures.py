@@ -5,6 +5,8 @@ in the same way (rnn_step_by_step/figures.py says how): the course's figures loo
 a figure of one notebook can be compared with a figure of the other. Each one is registered
 with a title and a description in words, which its SVG carries as <title> and <desc>.
 """
+import functools
+
 from matplotlib import patches
 
 from ..rnn_step_by_step import figures as course
@@ -36,9 +38,21 @@ def _bridge(c, x, y, vertical, fill=CELL_FILL):
         "prediction yt_pred.")
 def gru_cell():
     c = Canvas(17.4, 9.6)
-    top, mid, gate, bus, low = 6.9, 5.3, 3.6, 2.3, 1.2
-    reset, update, stack, cand, blend = 4.8, 11.4, 7.3, 8.8, 13.0
-    zx, zy = 2.9, 3.1              # the stack z, and where xt comes up
+    _cell_state_and_gates(c)
+    _cell_candidate_and_output(c)
+    return c.svg()
+
+
+# where gru_cell's parts sit: rows, then columns
+TOP, MID, GATE, BUS, LOW = 6.9, 5.3, 3.6, 2.3, 1.2
+RESET, UPDATE, STACK, CAND, BLEND = 4.8, 11.4, 7.3, 8.8, 13.0
+ZX, ZY = 2.9, 3.1              # the stack z, and where xt comes up
+
+
+def _cell_state_and_gates(c):
+    """The hidden state's line along the top, and the stack z feeding the two gates."""
+    top, gate, bus = TOP, GATE, BUS
+    reset, update, blend, zx, zy = RESET, UPDATE, BLEND, ZX, ZY
     c.box(8.6, 4.7, 13.8, 7.8)
     c.code(2.0, 8.2, "gru_cell_forward", size=10, ha="left")
     # the hidden state: kept in part (1 - z), then the candidate's share (z) added
@@ -65,6 +79,12 @@ def gru_cell():
         c.box(x, gate, 0.95, 0.8, r"$\sigma$", fc=PANEL, ec=col, size=11, color=col)
         c.text(x + 0.55, gate - 0.6, name, size=12, color=col, ha="left")
         c.text(x, bus - 0.45, word, size=9.5, color=col)
+
+
+def _cell_candidate_and_output(c):
+    """The candidate, read through the reset gate; the update gate's blend; the prediction."""
+    top, mid, gate, bus, low = TOP, MID, GATE, BUS, LOW
+    reset, update, stack, cand, blend, zy = RESET, UPDATE, STACK, CAND, BLEND, ZY
     # the reset gate scales the old state before the candidate reads it
     c.ax.add_patch(patches.Circle((reset, top), 0.07, color=INK, zorder=5))
     c.arrow([(reset, top), (reset, mid + 0.22)])
@@ -99,7 +119,6 @@ def gru_cell():
     c.arrow([(14.5, 8.35), (14.5, 9.4)])
     c.text(14.8, 9.0, r"$\hat{y}^{\langle t\rangle}$", ha="left", size=13)
     c.code(15.6, 8.95, "yt_pred", ha="left")
-    return c.svg()
 
 
 @figure("Inside gru_cell_backward: the three paths into da_prev",
@@ -119,21 +138,9 @@ def gru_cell():
         "give dx_t.")
 def gru_backward_paths():
     c = Canvas(18.8, 9.8)
-    top, mid, low = 7.6, 4.8, 1.65
-    split, join, reset_x = 16.9, 2.3, 6.6
-
-    def step(x, y, w, label, gate):
-        c.box(x, y, w, 0.72, None if label.startswith("W") else label, fc=PANEL, ec=GATES[gate], lw=1.3, size=10, color=GRAD)
-        if label.startswith("W"):   # the code's words: the weights' first n_a columns, transposed
-            c.code(x, y, label, size=9, color=GRAD)
-
-    def value(x, y, symbol, name):
-        c.text(x, y + 0.36, symbol, size=11.5, color=GRAD)
-        c.code(x, y - 0.33, name, size=8.5, color=GRAD)
-
-    def weights(gate):
-        return f"W{gate}[:, :n_a].T @"
-
+    top, mid = 7.6, 4.8
+    split, join = PATH_SPLIT, PATH_JOIN
+    step, value = functools.partial(_step, c), functools.partial(_value, c)
     c.text(9.4, 9.2, "gru_cell_backward: the three paths from da_next to da_prev", size=10, color=INK)
     c.arrow([(18.4, mid), (split, mid)], color=GRAD, head=False)
     c.text(18.3, mid + 0.45, r"$da_{next}$", size=13, color=GRAD, ha="right")
@@ -151,19 +158,48 @@ def gru_backward_paths():
     step(14.6, mid, 2.9, r"$\odot\,z_t \odot (1 - \tilde{c}_t^2)$", "c")
     c.arrow([(13.15, mid), (12.1, mid)], color=GRAD)
     value(12.6, mid, r"$\delta_{\tilde{c}}$", "dcct")
-    step(10.5, mid, 3.2, weights("c"), "c")
+    step(10.5, mid, 3.2, _weights("c"), "c")
     c.arrow([(8.9, mid), (5.0, mid)], color=GRAD)
     c.text(7.5, mid + 0.42, r"$d(r_t \odot a^{\langle t-1\rangle})$", size=11.5, color=GRAD)
     c.code(7.2, mid - 0.33, "dra", size=8.5, color=GRAD, ha="left")
     step(4.3, mid, 1.4, r"$\odot\,r_t$", "r")
     c.arrow([(3.6, mid), (join + 0.22, mid)], color=GRAD)
     c.text(13.9, mid - 0.75, "path 2: through the candidate", size=10, color=GRAD)
-    # path 3: through the two gates; the reset gate's gradient starts from path 2's dra
+    _through_the_gates(c, mid, low=1.65, reset_x=6.6)
+    return c.svg()
+
+
+PATH_SPLIT, PATH_JOIN = 16.9, 2.3   # where gru_backward_paths' da_next splits, and da_prev is summed
+
+
+def _step(c, x, y, w, label, gate):
+    """A box that multiplies the gradient passing through it."""
+    c.box(x, y, w, 0.72, None if label.startswith("W") else label, fc=PANEL, ec=GATES[gate], lw=1.3, size=10, color=GRAD)
+    if label.startswith("W"):   # the code's words: the weights' first n_a columns, transposed
+        c.code(x, y, label, size=9, color=GRAD)
+
+
+def _value(c, x, y, symbol, name):
+    """A gradient named on its line: the symbol above, the code's name below."""
+    c.text(x, y + 0.36, symbol, size=11.5, color=GRAD)
+    c.code(x, y - 0.33, name, size=8.5, color=GRAD)
+
+
+def _weights(gate):
+    """The code's words for a gate's weights acting on a_prev: its first n_a columns, transposed."""
+    return f"W{gate}[:, :n_a].T @"
+
+
+def _through_the_gates(c, mid, low, reset_x):
+    """Path 3 of gru_backward_paths: through the two gates; the reset gate's gradient starts
+    from path 2's dra."""
+    split, join = PATH_SPLIT, PATH_JOIN
+    step, value = functools.partial(_step, c), functools.partial(_value, c)
     c.arrow([(split, mid), (split, low), (16.3, low)], color=GRAD)
     step(14.2, low, 4.2, r"$\odot\,(\tilde{c}_t - a^{\langle t-1\rangle}) \odot z_t (1 - z_t)$", "z")
     c.arrow([(12.1, low), (11.2, low)], color=GRAD)
     value(11.65, low, r"$\delta_z$", "dzt")
-    step(9.6, low, 3.2, weights("z"), "z")
+    step(9.6, low, 3.2, _weights("z"), "z")
     c.arrow([(8.0, low), (reset_x + 0.22, low)], color=GRAD)
     c.ax.add_patch(patches.Circle((reset_x, mid), 0.07, color=GRAD, zorder=5))
     c.arrow([(reset_x, mid), (reset_x, 4.0)], color=GRAD)
@@ -171,14 +207,14 @@ def gru_backward_paths():
     c.arrow([(reset_x, 3.28), (reset_x, 2.92)], color=GRAD)
     c.text(reset_x + 0.2, 3.1, r"$\delta_r$", size=11.5, color=GRAD, ha="left")
     c.code(reset_x + 0.75, 3.08, "drt", size=8.5, color=GRAD, ha="left")
-    step(reset_x, 2.56, 3.2, weights("r"), "r")
+    step(reset_x, 2.56, 3.2, _weights("r"), "r")
     c.arrow([(reset_x, 2.2), (reset_x, low + 0.22)], color=GRAD)
     c.node(reset_x, low, "+", color=GRAD)
     c.arrow([(reset_x - 0.22, low), (join, low), (join, mid - 0.22)], color=GRAD)
     c.text(14.2, low - 0.68, "path 3: through the two gates", size=10, color=GRAD)
     c.text(9.4, 0.45, r"the same $\delta_r,\ \delta_z,\ \delta_{\tilde{c}}$ through the last n_x columns of "
            r"$W_r,\ W_z,\ W_c$ give $dx_t$", size=9.5, color=MUTED)
-    return c.svg()
+
 
 def draw(name):
     """The SVG text of figure ``name``, with its title and description."""
