@@ -72,7 +72,7 @@ def notebook_namespace():
 _SANDBOXED = {"sample_class", "hostile"}
 _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
                  "test_isolation": ("slow", "sandbox"),
-                 "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",),
+                 "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",), "test_agreement": ("slow",),
                  "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
                  "test_browser": ("browser", "slow"), "test_course": ("sandbox",)}
 

@@ -1,9 +1,10 @@
 """The release as students see it: JupyterLab in a real browser (headless Chromium).
 
-A JupyterLab server opens the release notebook filled with a correct solution; the test
-runs every cell from the Run menu, as a student would, then reads the page: every check
-cell shows ✓, the figures are drawn (decoded images with a size on screen, also in the
-dark theme, where their white panel must still show), and the learning plot appears.
+A JupyterLab server opens each release notebook (the RNN/LSTM one, then the GRU one) filled
+with a correct solution; the test runs every cell from the Run menu, as a student would,
+then reads the page: every check cell shows ✓, the figures are drawn (decoded images with a
+size on screen, also in the dark theme, where their white panel must still show), and the
+learning plot appears.
 Screenshots are kept in tests/artifacts/browser/ (ignored by git); their paths are printed.
 
 Needs Debian's chromium and chromium-driver (`make test` and .ci/run install them); the
@@ -23,11 +24,14 @@ import pytest
 from helpers import RELEASE, REPO
 
 from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.gru_step_by_step.exercises import EXERCISES as GRU_EXERCISES
 from assignments.rnn_step_by_step.exercises import EXERCISES
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+GRU = "gru_step_by_step"
+GRU_RELEASE = os.path.join(REPO, "release", GRU)
 ARTIFACTS = os.path.join(REPO, "tests", "artifacts", "browser")
 TOKEN = "rnn-course-browser-test"
 
@@ -40,7 +44,8 @@ def _free_port():
 
 @pytest.fixture(scope="module")
 def lab():
-    """A JupyterLab server on a folder holding the release, filled with Ada's answers."""
+    """A JupyterLab server on a folder holding the release, filled with Ada's answers (the
+    GRU's release in a folder of its own, as students keep each assignment)."""
     for path in (CHROMIUM, CHROMEDRIVER):
         if not os.path.exists(path):
             pytest.fail(f"{path} is missing: apt-get install chromium chromium-driver "
@@ -53,6 +58,13 @@ def lab():
         answers = answer_cells(f.read())
     nbformat.write(fill(os.path.join(RELEASE, "rnn_step_by_step.ipynb"), answers),
                    os.path.join(root, "rnn_step_by_step.ipynb"))
+    os.makedirs(os.path.join(root, GRU))
+    for name in os.listdir(GRU_RELEASE):
+        if not name.endswith(".ipynb"):
+            shutil.copy(os.path.join(GRU_RELEASE, name), os.path.join(root, GRU))
+    with open(os.path.join(REPO, "samples", "answers", GRU, "ada.py"), encoding="utf-8") as f:
+        nbformat.write(fill(os.path.join(GRU_RELEASE, GRU + ".ipynb"), answer_cells(f.read())),
+                       os.path.join(root, GRU, GRU + ".ipynb"))
     home = os.path.join(root, ".home")   # settings, workspaces and runtime files stay in here
     news = os.path.join(home, "settings", "@jupyterlab", "apputils-extension")
     os.makedirs(news)
@@ -149,11 +161,11 @@ def _brightness(path):
         return float(np.asarray(image.convert("L")).mean())
 
 
-def test_release_works_in_jupyterlab(lab, browser):
+def _run_all(driver, lab, path, release_notebook):
+    """Open ``path`` in JupyterLab, run every cell from the Run menu, and return each code
+    cell's (source, text of its outputs, number of error outputs)."""
     from selenium.webdriver.common.by import By
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    driver = browser
-    driver.get(f"{lab}/lab/tree/rnn_step_by_step.ipynb?token={TOKEN}")
+    driver.get(f"{lab}/lab/tree/{path}?token={TOKEN}&reset")   # reset: no tab of an earlier test restored
     _wait(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-Cell"), 90, "the notebook to open")
     _wait(lambda: driver.execute_script(
         "const s = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');"
@@ -161,8 +173,7 @@ def test_release_works_in_jupyterlab(lab, browser):
 
     start = time.monotonic()
     _menu(driver, "Run", "runmenu:run-all")
-    n_code = sum(c.cell_type == "code" for c in nbformat.read(os.path.join(RELEASE, "rnn_step_by_step.ipynb"),
-                                                               as_version=4).cells)
+    n_code = sum(c.cell_type == "code" for c in nbformat.read(release_notebook, as_version=4).cells)
 
     def finished():
         prompts = driver.execute_script(
@@ -174,14 +185,39 @@ def test_release_works_in_jupyterlab(lab, browser):
             "return !s || s.getAttribute('data-status') !== 'idle';")
         return len(prompts) == len(done) == n_code and not busy
     _wait(finished, 240, "every cell to run")
-    print(f"\n[measure] JupyterLab ran all {n_code} code cells in {time.monotonic() - start:.1f} s "
-          "(the optional training included)")
+    print(f"\n[measure] JupyterLab ran all {n_code} code cells of {path} in {time.monotonic() - start:.1f} s")
 
-    outputs = driver.execute_script(
+    return driver.execute_script(
         "return [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')].map(c => "
         "[c.querySelector('.jp-InputArea-editor').textContent, "
         " [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join('\\n'), "
         " c.querySelectorAll('.jp-OutputArea-output[data-mime-type=\"application/vnd.jupyter.stderr\"]').length])")
+
+
+def _drawn_figures(driver, at_least, prefix):
+    """The notebook's SVG figures, each waited for until it is decoded and has a size on
+    screen, and shot (light or dark, whichever theme is on)."""
+    from selenium.webdriver.common.by import By
+    figures = driver.find_elements(By.CSS_SELECTOR, ".jp-MarkdownOutput img")
+    figures = [f for f in figures if (f.get_attribute("src") or "").startswith("data:image/svg+xml")]
+    assert len(figures) >= at_least, f"{len(figures)} figures in the rendered notebook"
+    for i, figure in enumerate(figures):
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", figure)
+        _wait(lambda: driver.execute_script("const r = arguments[0].getBoundingClientRect();"
+                                            "return arguments[0].complete && arguments[0].naturalWidth > 0 && "
+                                            "r.width > 100 && r.height > 50;", figure),
+              10, f"figure {i} to be drawn")
+        assert figure.get_attribute("alt").strip(), f"figure {i} has no alt text"
+        shot = _shot(driver, figure, f"{prefix}_{i}.png")
+        assert _brightness(shot) > 180, "a figure should be drawn on its white panel"
+    return figures
+
+
+def test_release_works_in_jupyterlab(lab, browser):
+    from selenium.webdriver.common.by import By
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    driver = browser
+    outputs = _run_all(driver, lab, "rnn_step_by_step.ipynb", os.path.join(RELEASE, "rnn_step_by_step.ipynb"))
     errors = [(src[:60], out[:300]) for src, out, n_err in outputs if n_err]
     assert not errors, f"cells with errors: {errors}"
     checks = {e.name: out for src, out, _ in outputs for e in EXERCISES if f'check("{e.name}")' in src}
@@ -192,18 +228,8 @@ def test_release_works_in_jupyterlab(lab, browser):
     assert len(numerical) == 2 and all("✗" not in o and o.count("✓ they agree") >= 1 for o in numerical)
     assert sum(o.count("✓ they agree") for o in numerical) == 3   # dWax; dc_prev and da_prev
 
-    # the figures: decoded, with a size on screen
-    figures = driver.find_elements(By.CSS_SELECTOR, ".jp-MarkdownOutput img")
-    figures = [f for f in figures if (f.get_attribute("src") or "").startswith("data:image/svg+xml")]
-    assert len(figures) >= 4, f"{len(figures)} figures in the rendered notebook"
-    for i, figure in enumerate(figures):
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", figure)
-        _wait(lambda: driver.execute_script("const r = arguments[0].getBoundingClientRect();"
-                                            "return arguments[0].complete && arguments[0].naturalWidth > 0 && "
-                                            "r.width > 100 && r.height > 50;", figure),
-              10, f"figure {i} to be drawn")
-        light = _shot(driver, figure, f"figure_{i}_light.png")
-        assert _brightness(light) > 180, "a figure should be drawn on its white panel"
+    # the figures: decoded, with a size on screen (six in this notebook: issue 31)
+    figures = _drawn_figures(driver, 6, "figure_light")
 
     # the learning plot
     training = next(c for c in driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-CodeCell")
@@ -235,3 +261,19 @@ def test_release_works_in_jupyterlab(lab, browser):
         path = _shot(driver, figure, f"figure_{i}_dark.png")
         assert _brightness(path) > 180, "in the dark theme a figure must still show its white panel"
     _shot(driver, driver.find_element(By.CSS_SELECTOR, ".jp-NotebookPanel"), "notebook_dark.png")
+
+
+def test_gru_release_works_in_jupyterlab(lab, browser):
+    """The second assignment, opened after the first (in the dark theme the first test left
+    on): its checks pass, its numerical check gives a verdict, its figures are drawn."""
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    outputs = _run_all(browser, lab, f"{GRU}/{GRU}.ipynb", os.path.join(GRU_RELEASE, GRU + ".ipynb"))
+    errors = [(src[:60], out[:300]) for src, out, n_err in outputs if n_err]
+    assert not errors, f"cells with errors: {errors}"
+    checks = {e.name: out for src, out, _ in outputs for e in GRU_EXERCISES if f'check("{e.name}")' in src}
+    assert sorted(checks) == sorted(e.name for e in GRU_EXERCISES)
+    for name, out in checks.items():
+        assert f"✓ {name}: all checks passed" in out, f"check cell of {name} shows: {out[:300]}"
+    (numerical,) = [out for src, out, _ in outputs if "relative_error(" in src]
+    assert "✓ they agree" in numerical and "✗" not in numerical
+    _drawn_figures(browser, 2, "gru_figure")

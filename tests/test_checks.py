@@ -1,4 +1,5 @@
 """The public checks students run under each exercise (the rnn_checks.py in release/)."""
+import inspect
 import os
 import time
 
@@ -8,6 +9,7 @@ import pytest
 from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
+from assignments.rnn_step_by_step import reference
 from assignments.rnn_step_by_step.exercises import EXERCISES
 
 NAMES = [e.name for e in EXERCISES]
@@ -79,6 +81,20 @@ def test_an_unwritten_callee_is_named_not_the_caller(release_checks_module, note
     text = failure(release_checks_module, "rnn_backward", notebook_namespace)
     assert text.startswith("rnn_backward calls rnn_cell_backward, which is not written yet"), text
     assert "rnn_backward is not written yet" not in text
+
+
+def test_a_first_step_hint_keeps_the_upstream_gradient(release_checks_module, notebook_namespace):
+    """The carried gradient started as da[:, :, T_x-1] rather than zeros, so the first step is
+    given the upstream gradient twice. At that step da_next should be da[:, :, T_x-1] (the
+    upstream gradient plus zeros): a hint that says only "not zeros" makes a learner who obeys
+    drop the upstream gradient."""
+    source = inspect.getsource(reference.rnn_backward)
+    assert "da_prevt = np.zeros((n_a, m))" in source
+    exec(source.replace("da_prevt = np.zeros((n_a, m))", "da_prevt = da[:, :, T_x - 1]"), notebook_namespace)
+    text = failure(release_checks_module, "rnn_backward", notebook_namespace)
+    assert "passed at the first step" in text, text
+    assert "is not zeros" not in text, text
+    assert "not da[:, :, T_x-1] (the upstream gradient da of that step) plus zeros" in text, text
 
 
 def test_all_checks_are_fast(release_checks_module, reference_functions, capsys):

@@ -142,6 +142,12 @@ def cell_with(assignment, *edits):
       ("dbf = np.sum(dft, axis=1, keepdims=True)", "dbf = np.sum(dWf, axis=1, keepdims=True)"),
       ("dc_prev = dc * ft", "dc_prev = dc_next * ft")],
      ["lstm_db_from_dW", "lstm_dc_prev_missing_da_term"]),
+    # the two slips the notebook warns about in the cell state's gradient, each beside another
+    ([("dbi = np.sum(dit, axis=1, keepdims=True)", "dbi = np.sum(dWi, axis=1, keepdims=True)"),
+      ("dc_prev = dc * ft", "dc_prev = dc")],
+     ["lstm_db_from_dW", "lstm_dc_prev_missing_ft"]),
+    ([("dc = dc_next + ot * (1 - tanh_c ** 2) * da_next", "dc = dc_next"), ("(1 - cct ** 2)", "(1 - np.tanh(cct) ** 2)")],
+     ["lstm_candidate_derivative", "lstm_dc_missing_da_path"]),
 ])
 def test_cell_mistakes_are_named_output_by_output(assignment, edits, codes):
     ns = namespace(assignment, cell_with(assignment, *edits))

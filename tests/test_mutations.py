@@ -86,6 +86,8 @@ MUST_NAME_PAIRS = {
     ("rnn_cell_forward", "rnn_output_from_a_prev", "rnn_wrong_activation"),
     ("lstm_cell_forward", "lstm_concat_order", "lstm_cache_order"),
     ("lstm_cell_backward", "lstm_candidate_derivative", "lstm_dc_prev_missing_da_term"),
+    ("lstm_cell_backward", "lstm_candidate_derivative", "lstm_dc_missing_da_path"),
+    ("lstm_cell_backward", "lstm_dc_prev_missing_ft", "lstm_dot_wrong"),
     ("lstm_forward", "lstm_a0_ignored", "lstm_return_order"),
 }
 

@@ -3,7 +3,7 @@
 Its notebook is in source/gru_step_by_step/ (its helper gru_utils.py is generated from
 assignments/shared/utils.py). This package is the files the engine reads through the
 contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, reference.py,
-cases.py and mistakes.py.
+cases.py and mistakes.py; and its own figures.py, which only this class uses.
 """
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
 
@@ -22,6 +22,14 @@ class GRUStepByStep(Assignment):
     notebook_title = "the GRU notebook"
     reference_helpers = ("sigmoid", "softmax")
     case_hints = CASE_HINTS
+
+    def finish_release_notebook(self, nb):
+        """Draw the notebook's figures into the release: each ``figure:<name>`` image of the
+        source notebook becomes the SVG itself (source/ keeps the short name)."""
+        from . import figures
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = figures.embed(cell.source)
 
 
 ASSIGNMENT = GRUStepByStep()

@@ -2,18 +2,26 @@
 
 Each figure is an SVG whose bytes do not depend on the machine that draws it: text is
 drawn as paths from the fonts matplotlib ships (never a system font), the SVG's ids come
-from a fixed salt, it carries no date, and every coordinate is rounded to 0.01 pt, so
+from a fixed salt, it carries no date, and every coordinate is rounded to 0.1 pt, so
 that a last-bit difference in the arithmetic of another CPU cannot show. Everything sits
 on an opaque white rounded panel, so a figure reads the same in a light and a dark theme.
 
+Since the text is drawn as outlines, a screen reader cannot read it: each figure is
+registered with a title and a description in words (``@figure``), which the SVG carries as
+its <title> and <desc>; the notebook's alt text says the same for the page it sits on.
+
 The source notebook refers to a figure as a Markdown image whose address is
 ``figure:<name>``; the release build replaces that address with the SVG as a data URI,
-which every notebook front end shows without network or side files.
+which every notebook front end shows without network or side files. The GRU assignment
+draws its figures with this module's canvas and registry (gru_step_by_step/figures.py), so
+that the course's figures share one look.
 """
 import base64
 import io
 import os
 import re
+from typing import Callable, NamedTuple
+from xml.sax.saxutils import escape
 
 import matplotlib
 
@@ -138,8 +146,46 @@ def _rounded(svg):
     return head + sep + body
 
 
+def _described(svg, title, desc):
+    """The SVG with its <title> and <desc> first inside the root element, which is named
+    an image labelled by them (what assistive technology reads of an SVG opened alone)."""
+    head, sep, rest = svg.partition("<svg ")
+    attributes, close, body = rest.partition(">")
+    words = lambda text: escape(" ".join(text.split()))  # noqa: E731
+    return (head + sep + attributes + ' role="img" aria-labelledby="figure-title figure-desc"' + close
+            + f'<title id="figure-title">{words(title)}</title><desc id="figure-desc">{words(desc)}</desc>' + body)
+
+
+class Figure(NamedTuple):
+    draw: Callable[[], str]
+    title: str
+    desc: str
+
+
+def registry(figures):
+    """A decorator that adds a drawing function to ``figures`` under its own name, with the
+    title and the description in words that its SVG carries."""
+    def figure(title, desc):
+        def add(draw):
+            figures[draw.__name__] = Figure(draw, title, desc)
+            return draw
+        return add
+    return figure
+
+
+FIGURES = {}
+figure = registry(FIGURES)
+
+
 # --- the figures ---------------------------------------------------------------------------------
 
+@figure("The RNN cell: one time step",
+        "The cell of rnn_cell_forward, with its arguments and results named as in the code. From the left, "
+        "the previous hidden state a_prev enters a box that computes Waa times a_prev plus Wax times xt plus ba; "
+        "the input xt enters the same box from below. The box's result goes through tanh and becomes the new "
+        "hidden state a_next, which leaves to the right. From a_next a branch goes up: Wya times a_next plus by, "
+        "then a softmax, gives the prediction yt_pred at the top. A note says that the same weights and biases "
+        "are used at every time step.")
 def rnn_cell():
     c = Canvas(14, 7.4)
     c.box(7.05, 3.4, 9.3, 4.8)
@@ -170,14 +216,22 @@ def rnn_cell():
     return c.svg()
 
 
+@figure("The RNN unrolled over time",
+        "rnn_forward as a row of identical cells, one per time step, from step 0 on the left to step T_x-1 on "
+        "the right, with dots between step 2 and the last step. The initial hidden state a0 enters the first "
+        "cell from the left. Each cell passes its hidden state to the next cell: the state after step t is "
+        "labelled a with superscript t and, in the code, a[:,:,t]. Below each cell is its input, x with "
+        "superscript t, which is x[:,:,t]; above each cell is its prediction, y-hat with superscript t, which is "
+        "y_pred[:,:,t]. Steps are counted from 0 in the labels as in the code.")
 def rnn_unrolled():
     c = Canvas(16.6, 7.2)
     y = 3.4
-    steps = [(3.0, "1", "0"), (6.4, "2", "1"), (9.8, "3", "2"), (14.0, "T_x", "T_x-1")]
-    c.text(0.45, y + 0.45, r"$a^{\langle 0\rangle}$", ha="left", size=13)
-    c.code(0.45, y - 0.42, "a0", ha="left")
+    steps = [(3.0, "0"), (6.4, "1"), (9.8, "2"), (14.0, "T_x-1")]
+    c.code(0.45, y + 0.42, "a0", size=11, color=INK, ha="left")
+    c.text(0.45, y - 0.42, "initial", size=9, color=MUTED, ha="left")
     prev = 0.4
-    for k, (x, n, i) in enumerate(steps):
+    for k, (x, i) in enumerate(steps):
+        n = i.replace("T_x-1", "T_x - 1")
         if k == 3:
             c.arrow([(prev, y), (11.55, y)], head=False)
             c.text(12.1, y, "· · ·", size=15, color=MUTED)
@@ -194,12 +248,21 @@ def rnn_unrolled():
             c.text(x + 1.7, y + 0.42, rf"$a^{{\langle {n}\rangle}}$", size=12)
             c.code(x + 1.7, y - 0.38, f"a[:,:,{i}]", size=8.5)
         prev = x + 0.8
-    c.text(11.15, y + 0.42, r"$a^{\langle 3\rangle}$", size=12)
+    c.text(11.15, y + 0.42, r"$a^{\langle 2\rangle}$", size=12)
     c.arrow([(prev, y), (16.2, y)])
-    c.text(15.55, y + 0.42, r"$a^{\langle T_x\rangle}$", size=12)
+    c.text(15.55, y + 0.42, r"$a^{\langle T_x - 1\rangle}$", size=11)
     return c.svg()
 
 
+@figure("The LSTM cell: one time step",
+        "The cell of lstm_cell_forward. Along the top, the cell state runs from c_prev on the left to c_next on "
+        "the right through two element-wise steps: first a multiplication by the forget gate f_t, then the "
+        "addition of the input gate i_t times the candidate c-tilde_t. At the bottom left, a_prev and xt are "
+        "stacked into one column z, which runs along a line that feeds four boxes: a sigmoid for the forget gate "
+        "f_t, a sigmoid for the input gate i_t, a tanh for the candidate c-tilde_t and a sigmoid for the output "
+        "gate o_t. On the right, tanh of the new cell state is multiplied by the output gate o_t to give the new "
+        "hidden state a_next, which leaves at the bottom right; a branch of a_next goes through a softmax, "
+        "crosses the cell state and leaves at the top as the prediction yt_pred.")
 def lstm_cell():
     c = Canvas(16, 9.0)
     top, bus, low, gate = 6.7, 2.5, 1.75, 3.75
@@ -224,7 +287,7 @@ def lstm_cell():
     c.arrow([(2.8, 0.2), (2.8, bus - 0.27)], head=False)
     c.box(2.62, bus, 0.8, 0.55, "z", fc=PANEL, size=11, radius=0.12)
     c.arrow([(3.02, bus), (9.7, bus)], head=False)
-    gates = [("f", 4.3, r"$\sigma$", r"$f_t$", "forget"), ("i", 6.1, r"$\sigma$", r"$i_t$", "update"),
+    gates = [("f", 4.3, r"$\sigma$", r"$f_t$", "forget"), ("i", 6.1, r"$\sigma$", r"$i_t$", "input"),
              ("c", 7.9, "tanh", r"$\tilde{c}_t$", "candidate"), ("o", 9.7, r"$\sigma$", r"$o_t$", "output")]
     for key, x, fn, name, word in gates:
         col = GATES[key]
@@ -233,7 +296,7 @@ def lstm_cell():
         c.text(x + 0.55, gate - 0.6, name, size=12, color=col, ha="left")
         c.text(x, bus - 0.45, word, size=9.5, color=col)
     c.arrow([(4.3, gate + 0.4), (4.3, top - 0.22)], color=GATES["f"])
-    # the update: i * c~ written onto the cell state
+    # the input gate lets a share of the candidate onto the cell state: i * c~
     c.node(7.9, 5.35, "×", color=GATES["i"])
     c.arrow([(6.1, gate + 0.4), (6.1, 5.35), (7.68, 5.35)], color=GATES["i"])
     c.arrow([(7.9, gate + 0.4), (7.9, 5.13)], color=GATES["c"])
@@ -259,6 +322,14 @@ def lstm_cell():
     return c.svg()
 
 
+@figure("Backpropagation through time in an RNN",
+        "rnn_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+        "is a gradient. At each step t, the gradient from above, da[:,:,t], comes down into a plus node, where "
+        "it is added to the da_prev that step t+1 sent back; at the last step that carried gradient is zeros, "
+        "since no step comes after it. The sum enters the cell (rnn_cell_backward), which sends dx[:,:,t] "
+        "down and its own da_prev to the left, to step t-1. What leaves the first step, step 0, is da0. A line "
+        "at the bottom says that each step's dWax, dWaa and dba are added to running totals, because the "
+        "weights are shared by all steps.")
 def rnn_backward():
     c = Canvas(16, 7.6)
     y = 3.5
@@ -292,6 +363,20 @@ def rnn_backward():
     return c.svg()
 
 
+@figure("Inside lstm_cell_backward: the two paths to the cell state",
+        "lstm_cell_backward, one step of the LSTM's backward pass; every arrow is a gradient and flows from "
+        "right to left. Two gradients arrive from the right: dc_next on the cell state, from step t+1 "
+        "(path 1), and da_next on the hidden state, which is da[:,:,t] plus the da_prev of step t+1. Path 2 "
+        "takes da_next up through a box that multiplies it by o_t times (1 minus tanh squared of the new cell "
+        "state c with superscript t) to a plus node on the cell state, where it is added to dc_next: the sum "
+        "is dc, the gradient on the "
+        "new cell state from both paths. dc goes on to the left through a multiplication by the forget gate "
+        "f_t and leaves as dc_prev, which is dc times ft. A branch of dc goes down into a box that gives the "
+        "gradients with respect to the pre-activations delta_f, delta_i and delta_c-tilde from dc, and delta_o "
+        "from da_next (a dashed arrow brings da_next to it). The same box forms the stacked gradient "
+        "[da_prev; dx_t] as W_f transposed delta_f plus W_i transposed delta_i plus W_c transposed "
+        "delta_c-tilde plus W_o transposed delta_o. Its top n_a rows leave to the left as da_prev and its "
+        "other n_x rows leave downwards as dx_t.")
 def lstm_backward():
     c = Canvas(18.8, 8.0)
     top, low, mid = 6.6, 1.9, 4.25
@@ -321,44 +406,101 @@ def lstm_backward():
     c.arrow([(6.72, top), (0.4, top)], color=GRAD)
     c.text(0.45, top + 0.45, r"$dc_{prev}$", size=13, color=GRAD, ha="left")
     c.code(0.45, top - 0.42, "dc * ft", size=8.5, color=GRAD, ha="left")
-    # the gates' gradients, and dz through every gate's weights
+    # the gradients of the gates' pre-activations, and the stacked input's through every gate's weights
     c.ax.add_patch(patches.Circle((9.6, top), 0.07, color=GRAD, zorder=5))
     c.arrow([(9.6, top), (9.6, mid + 0.65)], color=GRAD)
-    c.arrow([(11.3, low), (11.3, mid), (10.45, mid)], color=GRAD, dashed=True)
-    c.box(6.95, mid, 7.0, 1.3, "", fc=PANEL, ec=GRAD, lw=1.3)
-    c.text(6.95, mid + 0.3, r"$df_t,\ di_t,\ d\tilde{c}_t$ from $dc$;   $do_t$ from $da_{next}$", size=10.5,
-           color=GRAD)
-    c.text(6.95, mid - 0.3, r"$dz = W_f^T df_t + W_i^T di_t + W_c^T d\tilde{c}_t + W_o^T do_t$", size=10.5,
-           color=GRAD)
+    c.arrow([(11.3, low), (11.3, mid), (10.8, mid)], color=GRAD, dashed=True)
+    c.box(6.95, mid, 7.7, 1.3, "", fc=PANEL, ec=GRAD, lw=1.3)
+    c.text(6.95, mid + 0.3, r"$\delta_f,\ \delta_i,\ \delta_{\tilde{c}}$ from $dc$;   $\delta_o$ from $da_{next}$",
+           size=10.5, color=GRAD)
+    c.text(6.95, mid - 0.3, r"$[da_{prev};\,dx_t] = W_f^T \delta_f + W_i^T \delta_i + W_c^T \delta_{\tilde{c}}"
+           r" + W_o^T \delta_o$", size=10.5, color=GRAD)
     c.arrow([(4.3, mid - 0.65), (4.3, low), (0.4, low)], color=GRAD)
     c.text(0.45, low + 0.45, r"$da_{prev}$", size=13, color=GRAD, ha="left")
-    c.code(0.45, low - 0.42, "top n_a rows of dz", size=8.5, color=GRAD, ha="left")
+    c.code(0.45, low - 0.42, "the top n_a rows", size=8.5, color=GRAD, ha="left")
     c.arrow([(7.4, mid - 0.65), (7.4, 0.3)], color=GRAD)
     c.text(7.65, 0.7, r"$dx_t$", size=13, color=GRAD, ha="left")
     c.code(8.5, 0.67, "the other n_x rows", size=8.5, color=GRAD, ha="left")
     return c.svg()
 
 
-FIGURES = {"rnn_cell": rnn_cell, "rnn_unrolled": rnn_unrolled, "lstm_cell": lstm_cell,
-           "rnn_backward": rnn_backward, "lstm_backward": lstm_backward}
+@figure("Backpropagation through time in an LSTM: two carried gradients",
+        "lstm_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+        "is a gradient. Two lanes run through the cells. The upper lane carries the cell-state gradient "
+        "dc_prev from each step to the step before it; it starts as zeros at the last step, and nothing is "
+        "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
+        "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
+        "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
+        "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
+        "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
+        "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
+        "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them.")
+def lstm_backward_loop():
+    c = Canvas(18.8, 10.0)
+    yc, ya, above = 6.3, 4.8, 8.25
+    cell_y, cell_h = 5.55, 2.3
+    first, second, last = 3.9, 8.6, 14.9
+    steps = [(first, "0"), (second, "1"), (last, "T_x-1")]
+    c.text(9.4, 9.4, "lstm_backward: at step t, lstm_cell_backward(da[:,:,t] + da_prev, dc_prev, caches[t])",
+           size=10, color=INK)
+    for x, t in steps:
+        c.box(x, cell_y, 1.9, cell_h)
+        c.text(x, cell_y + 0.25, "cell", size=11)
+        c.code(x, cell_y - 0.25, f"t={t}", size=8.5, color=INK)
+        plus = x + 1.45
+        c.node(plus, ya, "+", color=GRAD)
+        # the gradient from above crosses the cell-state lane on a bridge
+        c.ax.add_patch(patches.Rectangle((plus - 0.14, yc - 0.16), 0.28, 0.32, fc=PANEL, ec="none", zorder=3.5))
+        c.arrow([(plus, above - 0.3), (plus, ya + 0.23)], color=GRAD, z=4)
+        c.code(plus, above, f"da[:,:,{t}]", size=8.5, color=GRAD)
+        c.arrow([(plus - 0.23, ya), (x + 0.95, ya)], color=GRAD)
+        # what the step gives: dx below, its parameter gradients into the running totals
+        c.arrow([(x - 0.55, cell_y - cell_h / 2), (x - 0.55, 3.05)], color=GRAD)
+        c.code(x - 0.55, 2.7, f"dx[:,:,{t}]", size=8.5, color=GRAD)
+        c.arrow([(x + 0.7, cell_y - cell_h / 2), (x + 0.7, 1.45)], color=GRAD)
+        c.text(x + 0.85, 1.95, "+=", size=9.5, color=GRAD, ha="left")
+    # the two carried gradients, from each step to the one before it
+    for lane, name in ((yc, "dc_prev"), (ya, "da_prev")):
+        c.arrow([(second - 0.95, lane), (first + 0.95, lane)], color=GRAD)
+        c.code((first + second) / 2 + 0.6, lane + 0.3, name, size=8.5, color=GRAD)
+        c.arrow([(11.6, lane), (second + 0.95, lane)], color=GRAD)
+        c.code(11.0, lane + 0.3, name, size=8.5, color=GRAD)
+        c.arrow([(last - 0.95, lane), (12.75, lane)], color=GRAD, head=False)
+        # both start at zeros: no step comes after the last one
+        c.arrow([(18.4, lane), (last + 0.95 if lane == yc else last + 1.68, lane)], color=GRAD)
+        c.text(17.8, lane + 0.38, "0", size=13, color=GRAD)
+        c.code(17.8, lane - 0.33, "zeros", size=8.5, color=GRAD)
+    c.text(12.18, (yc + ya) / 2, "· · ·", size=15, color=MUTED)
+    # what leaves the first step: da0 is returned; the first cell state is a constant
+    c.arrow([(first - 0.95, yc), (0.45, yc)], color=GRAD, dashed=True)
+    c.text(0.5, yc + 0.36, r"$dc_{prev}$", size=11, color=GRAD, ha="left")
+    c.code(0.5, yc - 0.33, "not returned", size=8, color=MUTED, ha="left")
+    c.arrow([(first - 0.95, ya), (0.45, ya)], color=GRAD)
+    c.code(0.5, ya + 0.33, "da0", size=9.5, color=GRAD, ha="left")
+    # the running totals
+    c.box(9.4, 1.05, 18.0, 0.8, fc=PANEL, ec=GRAD, lw=1.3)
+    c.text(9.4, 1.05, r"running totals, summed over the steps: $dW_f,\ db_f,\ dW_i,\ db_i,\ dW_c,\ db_c,\ "
+           r"dW_o,\ db_o$", size=10, color=GRAD)
+    return c.svg()
 
 
-def draw(name):
-    """The SVG text of figure ``name``."""
+def draw(name, figures=FIGURES):
+    """The SVG text of figure ``name`` of ``figures``, with its title and description."""
+    found = figures[name]
     _own_fonts_only()
     with matplotlib.rc_context(STYLE):
-        return FIGURES[name]()
+        return _described(found.draw(), found.title, found.desc)
 
 
 def data_uri(svg):
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
-def embed(source):
+def embed(source, figures=FIGURES):
     """Markdown whose ``figure:<name>`` images are replaced by the drawn figures."""
     def sub(m):
         name = m.group(1)
-        if name not in FIGURES:
-            raise KeyError(f"the notebook asks for figure:{name}; figures.py draws {sorted(FIGURES)}")
-        return "](" + data_uri(draw(name)) + ")"
+        if name not in figures:
+            raise KeyError(f"the notebook asks for figure:{name}; figures.py draws {sorted(figures)}")
+        return "](" + data_uri(draw(name, figures)) + ")"
     return FIGURE_URL.sub(sub, source)

@@ -100,7 +100,7 @@ CATALOG = (
             "a_next uses tanh of the previous cell state. The output gate shows the new memory: "
             "compute c_next first, then a_next from tanh(c_next)."),
     Mistake("lstm_gate_weights_swapped", "lstm_cell_forward", _gate_swaps(),
-            "A gate is computed with another gate's weights or bias. Each gate (forget, update, "
+            "A gate is computed with another gate's weights or bias. Each gate (forget, input, "
             "candidate, output) has its own W and b: check each line pairs the right ones."),
     Mistake("lstm_candidate_activation", "lstm_cell_forward",
             edits(("cct = np.tanh(Wc @ z + bc)", "cct = sigmoid(Wc @ z + bc)")),
@@ -172,7 +172,17 @@ CATALOG = (
                   ("dft = dc * c_prev", "dft = (dc - dc_next) * c_prev")),
             "The gate gradients ignore dc_next, the gradient arriving on the cell state from "
             "the next step. The total cell-state gradient, dc_next plus the path through a_next, "
-            "flows into the candidate, update and forget gates."),
+            "flows into the candidate, input and forget gates."),
+    Mistake("lstm_dc_missing_da_path", "lstm_cell_backward",
+            edits(("dc = dc_next + ot * (1 - tanh_c ** 2) * da_next", "dc = dc_next")),
+            "The cell-state gradient is dc_next alone. c_next also reaches the loss through "
+            "this step's output, a_next = ot * tanh(c_next), so da_next contributes to it as "
+            "well: the gates and dc_prev need the total of both paths."),
+    Mistake("lstm_dc_prev_missing_ft", "lstm_cell_backward",
+            edits(("dc_prev = dc * ft", "dc_prev = dc")),
+            "dc_prev is the total cell-state gradient passed on unchanged. The old cell state "
+            "enters the new one only after the forget gate has scaled it, so the gradient that "
+            "flows back to it is scaled by ft too, element by element."),
     Mistake("lstm_dxt_wrong_slice", "lstm_cell_backward",
             _wrong_blocks(),
             "dxt or da_prev comes from the wrong block of the weights. The gates multiply "

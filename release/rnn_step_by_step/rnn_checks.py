@@ -756,7 +756,7 @@ def protocol(spec, cells, inputs, got, calls):
         found["order"] = ("unknown", f"the calls handled the steps t = {', '.join(map(str, steps[:8]))}")
     for role in p["args"]:
         if "carry" in role:
-            found[role["name"]] = _carried(role, cell, inputs, calls, steps)
+            found[role["name"]] = _carried(role, cell, inputs, calls, steps, T)
     if got is not None:
         for name, (how, field) in p["outputs"].items():
             value = _field(got, spec["outputs"], name)
@@ -796,7 +796,7 @@ def _which_step(p, args, inputs, T):
     return None
 
 
-def _carried(role, cell, inputs, calls, steps):
+def _carried(role, cell, inputs, calls, steps, T):
     """How an argument carried from step to step was formed, e.g. ("upstream_only", ""):
     the label that explains every call; "first:<label>" when only the first call is off."""
     name, carry = role["name"], role["carry"]
@@ -837,12 +837,26 @@ def _carried(role, cell, inputs, calls, steps):
                 return (label, "")
         bad = [steps[k + 1] for k, m in enumerate(later) if "ok" not in m][:6]
         return ("unknown", f"the {name} passed at step t = {', '.join(map(str, bad))} is not "
-                           f"{'da[:, :, t] plus ' if role.get('upstream') else ''}the {carry} the previous call returned")
+                           f"{role['upstream'] + '[:, :, t] plus ' if role.get('upstream') else ''}the {carry} the previous call "
+                           "returned")
     if first in ("carry_only",):   # what the later calls would show, seen on the only call
         return (first, "")
     if first not in (None, "ok"):
-        return ("first:" + first, "" if first != "unknown" else f"the {name} passed at the first step is not {role['init']}")
+        return ("first:" + first, "" if first != "unknown" else
+                f"the {name} passed at the first step is not {_first_expected(role, steps[0], T)}")
     return ("ok", "")
+
+
+def _first_expected(role, t, T):
+    """What the first call should be given, in words. An argument that also receives an
+    upstream gradient starts from that step's upstream gradient plus the initial value, not
+    from the initial value alone: a hint naming only the latter would have the learner drop
+    the upstream gradient."""
+    up = role.get("upstream")
+    if not up:
+        return role["init"]
+    step = "T_x-1" if t == T - 1 or not isinstance(t, int) else t
+    return f"{up}[:, :, {step}] (the upstream gradient {up} of that step) plus {role['init']}"
 
 
 def _returned(how, field, value, cell, inputs, calls, steps, p, name):

@@ -1,0 +1,116 @@
+"""The figures of both notebooks: drawn into each release, described in words for those who
+cannot see them, and the same bytes whichever machine draws them."""
+import base64
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import nbformat
+import pytest
+from helpers import REPO
+from test_reproducible import differing, variants
+
+from assignments.gru_step_by_step import figures as gru_figures
+from assignments.rnn_step_by_step import figures as rnn_figures
+
+SVG = "{http://www.w3.org/2000/svg}"
+EMBEDDED = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
+# the notebook, its figures module, and how many figures it must have at least (issue 31)
+NOTEBOOKS = {"rnn_step_by_step": (rnn_figures, 6), "gru_step_by_step": (gru_figures, 2)}
+ALL = [(aid, name) for aid, (module, _) in NOTEBOOKS.items() for name in module.FIGURES]
+
+
+def markdown(folder, aid):
+    nb = nbformat.read(os.path.join(REPO, folder, aid, aid + ".ipynb"), as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def draw(aid, name):
+    return NOTEBOOKS[aid][0].draw(name)
+
+
+@pytest.mark.parametrize("aid", sorted(NOTEBOOKS))
+def test_each_release_shows_each_of_its_figures_once(aid):
+    module, at_least = NOTEBOOKS[aid]
+    named = module.FIGURE_URL.findall(markdown("source", aid))
+    assert sorted(named) == sorted(module.FIGURES) and len(named) >= at_least
+    release = markdown("release", aid)
+    assert "figure:" not in release
+    embedded = [base64.b64decode(b).decode("utf-8") for b in EMBEDDED.findall(release)]
+    assert embedded == [draw(aid, name) for name in named], "the release holds the figures as drawn now, in order"
+
+
+def description_problems(aid, name):
+    """What is wrong with how figure ``name`` describes itself. Text drawn as outlines says
+    nothing to a screen reader: the SVG must name itself an image labelled by its <title>
+    and <desc>, and the description must say every word the figure writes in code type (the
+    code's names, which the reader will meet in the text)."""
+    svg = draw(aid, name)
+    root = ET.fromstring(svg.encode("utf-8"))
+    title, desc = root[0], root[1]
+    problems = []
+    if root.get("role") != "img" or (title.tag, desc.tag) != (SVG + "title", SVG + "desc"):
+        problems.append("the SVG does not start with its <title> and <desc>, as an image")
+    elif root.get("aria-labelledby", "").split() != [title.get("id"), desc.get("id")]:
+        problems.append("the SVG is not labelled by its <title> and <desc>")
+    elif len(title.text.split()) < 3 or len(desc.text.split()) < 60 or "  " in desc.text:
+        problems.append("the title or the description is too short, or not one paragraph")
+    labels = []
+    code = rnn_figures.Canvas.code   # every figure writes code type through this method
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rnn_figures.Canvas, "code", lambda self, x, y, s, **kw: labels.append(s) or code(self, x, y, s, **kw))
+        NOTEBOOKS[aid][0].FIGURES[name].draw()
+    words = {w for label in labels for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", label) if len(w) > 1}
+    missing = sorted(w for w in words if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])",
+                                                       desc.text))
+    if not labels or missing:
+        problems.append(f"the description never says {missing}")
+    return problems
+
+
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_figure_is_titled_and_described_in_words(aid, name):
+    assert description_problems(aid, name) == []
+
+
+def test_a_description_that_omits_a_name_is_caught(monkeypatch):
+    fig = gru_figures.FIGURES["gru_cell"]
+    monkeypatch.setitem(gru_figures.FIGURES, "gru_cell", fig._replace(desc=fig.desc.replace("yt_pred", "the output")))
+    assert description_problems("gru_step_by_step", "gru_cell") == ["the description never says ['yt_pred']"]
+
+
+def test_title_and_description_are_escaped_and_on_one_line():
+    svg = rnn_figures._described('<?xml version="1.0"?>\n<svg width="1pt"><g/></svg>', "a < b & c",
+                                 "two\n   lines <desc> & more")
+    root = ET.fromstring(svg.encode("utf-8"))
+    assert (root[0].text, root[1].text) == ("a < b & c", "two lines <desc> & more")
+    assert root.get("width") == "1pt" and root[2].tag == "g"
+
+
+@pytest.mark.parametrize("aid", sorted(NOTEBOOKS))
+def test_figures_are_the_same_bytes_when_drawn_again(aid):
+    module = NOTEBOOKS[aid][0]
+    assert {n: module.draw(n) for n in module.FIGURES} == {n: module.draw(n) for n in module.FIGURES}
+
+
+BUILD = ("import sys; from assignments.gru_step_by_step import ASSIGNMENT as a; from assignments.grading.authoring import release; "
+         "release.build(a, sys.argv[1], sys.argv[2])")
+
+
+@pytest.mark.parametrize("name,env", sorted(variants().items()), ids=sorted(variants()))
+def test_gru_release_is_byte_identical_on_another_cpu(tmp_path, name, env):
+    """As tests/test_reproducible.py proves for the first notebook: now that the GRU's
+    release holds figures too, it is rebuilt as another CPU would compute it."""
+    aid = "gru_step_by_step"
+    source, release = tmp_path / "source", tmp_path / "release"
+    shutil.copytree(os.path.join(REPO, "source", aid), source / aid)
+    # PYTHONPATH: nbgrader works in another folder, where the cwd entry of sys.path no longer
+    # finds this tree (assignments/ is a namespace package) when the GRU's figures import the RNN's
+    run = subprocess.run([sys.executable, "-c", BUILD, str(source), str(release)], cwd=REPO,
+                         env=dict(os.environ, PYTHONPATH=REPO, **env), capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert differing(str(source / aid), os.path.join(REPO, "source", aid)) == []
+    assert differing(str(release / aid), os.path.join(REPO, "release", aid)) == []
