@@ -15,7 +15,7 @@ from ..rnn_step_by_step.figures import CELL_FILL, GRAD, INK, MUTED, PANEL, Canva
 FIGURE_URL = course.FIGURE_URL
 GATES = {"r": "#1565c0", "z": "#2e7d32", "c": "#6a1b9a"}   # reset, update, candidate
 
-FIGURES = {}
+FIGURES: dict[str, course.Figure] = {}
 figure = course.registry(FIGURES)
 
 

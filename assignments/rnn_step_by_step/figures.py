@@ -173,7 +173,7 @@ def registry(figures):
     return figure
 
 
-FIGURES = {}
+FIGURES: dict[str, "Figure"] = {}
 figure = registry(FIGURES)
 
 
