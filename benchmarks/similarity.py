@@ -4,7 +4,8 @@ submissions on 2 cores).
 The class is synthesised from the corpus: each submission takes each function from a random
 independent solution and rewrites its comments (so no two cells are the same text and every
 cell is tokenised afresh), and 20 of them are planted copies of another. Behaviour signatures
-are synthesised too. Run from the repository root:
+are synthesised too. It measures time only: every mixed cell is held by some 30 submissions,
+so the copies are the class's common stock and are not flagged. Run from the repository root:
 
     python benchmarks/similarity.py [--students 1000] [--jobs 2]
 """

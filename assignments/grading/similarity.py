@@ -113,15 +113,20 @@ def _kgram_hashes(text: str, k: int) -> np.ndarray:
     return h
 
 
+# a def line's docstring: the release's text, which would join the body's first k-grams
+_DOCSTRING = re.compile(r"""(def [^\n]*:[ \t]*\n)[ \t]*(\"\"\"|\'\'\')(?:.|\n)*?\2[ \t]*\n""")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def normalised_code(source: str) -> str:
     """copydetect's normal form: names V, functions F, strings S; comments and spaces gone.
 
     Through pygments' Python 2 lexer, which gives Python 3 code of this kind the same normal
     form as the Python 3 lexer at under half the cost, except that it reads ``a@b`` as a
-    decorator: spacing every ``@`` first makes it the operator again. Cached: tokenising is
-    most of the time, and a regrade sees the same cells again."""
-    return copydetect_utils.filter_code(source.replace("@", " @ "), "cell.py", language="python2")[0]
+    decorator: spacing every ``@`` first makes it the operator again. Docstrings go first.
+    Cached: tokenising is most of the time, and a regrade sees the same cells again."""
+    source = _DOCSTRING.sub(r"\1", source).replace("@", " @ ")
+    return copydetect_utils.filter_code(source, "cell.py", language="python2")[0]
 
 
 def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset:
@@ -236,7 +241,7 @@ def _order(owner):
     return (owner.startswith(KNOWN), owner)
 
 
-def rarity_weight(holders: int, power: float = 1.0) -> float:
+def rarity_weight(holders: int, power: float = 2.0) -> float:
     """What one item counts for when ``holders`` submissions have it: fully when at most two
     do, then 1/(holders - 1)**power, so the class's common stock weighs next to nothing."""
     return 1.0 if holders <= 2 else 1.0 / (holders - 1) ** power
@@ -312,7 +317,7 @@ def _pair(pair, cells, mass, behaviour, functions, settings):
         if found is None:
             continue
         keep *= 1.0 - settings.weight[kind] * found["score"]
-        evidence.append(_evidence(kind, found, len(functions), settings))
+        evidence.append(_evidence(kind, found, len(functions)))
     if behaviour:
         strength = 1.0 - 0.5 ** len(behaviour)
         keep *= 1.0 - settings.weight[BEHAVIOUR] * strength
@@ -329,7 +334,7 @@ def _in(named, total):
     return f"in {len(named)} of {total} functions" if named else "spread thinly over several functions"
 
 
-def _evidence(kind, found, total, settings):
+def _evidence(kind, found, total):
     """One kind's evidence, in words that say what it is and what it is not."""
     n, only, named = found["items"], found["exclusive"], found["functions"]
     rest = f"{only} of them in no other submission" if only < n else "none of them in any other submission"
