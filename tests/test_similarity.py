@@ -169,6 +169,7 @@ def test_split_functions_keeps_helpers_with_the_function_after_them():
     assert S.split_functions("def f(:\n  x\ndef g():\n  y\n", ["f", "g"]) == {"f": "def f(:\n  x\n", "g": "def g():\n  y\n"}
 
 
+@pytest.mark.slow
 def test_measured_rates_on_the_corpus(base, catalogued):
     """How many planted pairs are flagged at each level and how many independent pairs are:
     the numbers docs/report.md's thresholds come from."""
