@@ -17,10 +17,16 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from .grading import assignment as course  # noqa: E402
-from .grading import docs, lms, pipeline, release, release_checks, report  # noqa: E402
-from .grading.course import load_config  # noqa: E402
-from .grading.dispatch import ClusterUnfit  # noqa: E402
+from .grading.authoring import (  # noqa: E402
+    docs,
+    release,
+    staff_checks,  # noqa: E402
+)
+from .grading.contract import assignment as course  # noqa: E402
+from .grading.reports import lms, report  # noqa: E402
+from .grading.run import pipeline  # noqa: E402
+from .grading.run.course import load_config  # noqa: E402
+from .grading.run.dispatch import ClusterUnfit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,31 +40,13 @@ def _sample_class():
     return module.build()
 
 
-def main(argv=None):
+def _parser():
     parser = argparse.ArgumentParser(prog="python -m assignments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("release", help="rebuild release/ from source/ (and source/'s generated parts)")
     sub.add_parser("check-release", help="check release/ against source/, leaks, expected values, grading")
-    g = sub.add_parser("grade", help="autograde every submission")
-    g.add_argument("--submissions", default=REPO,
-                   help="folder holding submitted/<student>/<assignment>/ (or that layout itself)")
-    g.add_argument("--out", default=REPO, help="where autograded/, feedback/, grades.csv, results.json go")
-    g.add_argument("--assignment", action="append", default=None, metavar="ID",
-                   help="grade this assignment (repeatable; default: every assignment the submissions hold)")
-    g.add_argument("--student", action="append", default=None, metavar="ID",
-                   help="regrade only this student (repeatable); the others keep what an earlier run gave them")
-    g.add_argument("--quiet", action="store_true", help="no progress, no summary table")
-    g.add_argument("--no-sandbox", action="store_true",
-                   help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
-    g.add_argument("--workers", type=int, default=None,
-                   help="submissions graded at once on this machine (default: one per core; "
-                        "Dispatch.workers in nbgrader_config.py)")
-    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="grade on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786 "
-                        "(use with a server gradebook: --db-url postgresql://...)")
-    g.add_argument("--db-url", default=None,
-                   help="the gradebook (default: CourseDirectory.db_url, else SQLite gradebook.db in --out)")
+    _grade_options(sub.add_parser("grade", help="autograde every submission"))
     r = sub.add_parser("report", help="rebuild report.html and report.json from a results.json")
     r.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
                    help="the results.json to report on (default: ./results.json); timings.csv is read beside it")
@@ -80,64 +68,100 @@ def main(argv=None):
     parser.add_argument("--log-level", default="ERROR",
                         help="nbgrader's log level (default ERROR; WARNING also lists, for every "
                              "submission, the test cells restored to their hidden-test version)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _grade_options(g):
+    g.add_argument("--submissions", default=REPO,
+                   help="folder holding submitted/<student>/<assignment>/ (or that layout itself)")
+    g.add_argument("--out", default=REPO, help="where autograded/, feedback/, grades.csv, results.json go")
+    g.add_argument("--assignment", action="append", default=None, metavar="ID",
+                   help="grade this assignment (repeatable; default: every assignment the submissions hold)")
+    g.add_argument("--student", action="append", default=None, metavar="ID",
+                   help="regrade only this student (repeatable); the others keep what an earlier run gave them")
+    g.add_argument("--quiet", action="store_true", help="no progress, no summary table")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
+    g.add_argument("--workers", type=int, default=None,
+                   help="submissions graded at once on this machine (default: one per core; "
+                        "Dispatch.workers in nbgrader_config.py)")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786 "
+                        "(use with a server gradebook: --db-url postgresql://...)")
+    g.add_argument("--db-url", default=None,
+                   help="the gradebook (default: CourseDirectory.db_url, else SQLite gradebook.db in --out)")
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
     # nbgrader 0.9's gradebook trips SQLAlchemy 2's autoflush warnings; the grades are right
     # (the end-to-end tests check them), so keep them out of the instructor's terminal.
     warnings.filterwarnings("ignore", message=".*not in session.*")
     # cells that nbgrader's add_missing_cells restores have no id yet; nbformat warns about it
     warnings.filterwarnings("ignore", message="Cell is missing an id field")
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
-
     if args.command == "report":
         return make_report(args.results, args.out)
     if args.command == "export":
         return export(args.results, args.format, args.out, args.title, args.db_url)
-    assignments = [course.load(aid) for aid in course.known()]
     if args.command == "check-release":
-        failed = 0
-        for a in assignments:
-            for title, problems in release_checks.all_checks(a, REPO).items():
-                print(("ok    " if not problems else "FAIL  ") + f"{a.id}: {title}")
-                for p in problems:
-                    print("      - " + p.replace("\n", "\n        "))
-                failed += bool(problems)
-        return 1 if failed else 0
+        return check_release()
     if args.command in ("release", "demo"):
-        for a in assignments:
-            path = release.build(a, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
-            docs.write(a, REPO)
-            print(f"release written to {os.path.relpath(path, os.getcwd())}")
+        build_release()
     if args.command == "release":
         return 0
-    if args.command == "demo":
-        submissions = _sample_class()
-    else:
-        submissions = args.submissions
-    if not os.path.isdir(submissions):
-        print(f"error: no such folder: {submissions}", file=sys.stderr)
-        return 2
+    return grade(args, _sample_class() if args.command == "demo" else args.submissions)
+
+
+def check_release():
+    failed = 0
+    for a in (course.load(aid) for aid in course.known()):
+        for title, problems in staff_checks.all_checks(a, REPO).items():
+            print(("ok    " if not problems else "FAIL  ") + f"{a.id}: {title}")
+            for p in problems:
+                print("      - " + p.replace("\n", "\n        "))
+            failed += bool(problems)
+    return 1 if failed else 0
+
+
+def build_release():
+    for a in (course.load(aid) for aid in course.known()):
+        path = release.build(a, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
+        docs.write(a, REPO)
+        print(f"release written to {os.path.relpath(path, os.getcwd())}")
+
+
+def _wanted(args, submissions):
+    """The assignments to grade (and an error message, or None)."""
     wanted = getattr(args, "assignment", None) or [aid for aid in pipeline.assignments_in(submissions)
                                                    if aid in course.known()]
     if not wanted:
-        print(f"error: no submissions of any assignment of this course ({', '.join(course.known())}) "
-              f"in {submissions}", file=sys.stderr)
-        return 2
+        return [], (f"no submissions of any assignment of this course ({', '.join(course.known())}) in {submissions}")
     only = getattr(args, "student", None)
     if only:
         root = pipeline.submitted_root(os.path.abspath(submissions))
         found = {aid: pipeline.find_students(root, aid, set(only)) for aid in wanted}
         absent = sorted(set(only) - {s for students in found.values() for s in students})
         if absent:
-            print(f"error: no submission by {', '.join(absent)} in {root} "
-                  f"(of {', '.join(wanted)})", file=sys.stderr)
-            return 2
+            return [], f"no submission by {', '.join(absent)} in {root} (of {', '.join(wanted)})"
         wanted = [aid for aid in wanted if found[aid]]
+    return wanted, None
+
+
+def grade(args, submissions):
+    if not os.path.isdir(submissions):
+        print(f"error: no such folder: {submissions}", file=sys.stderr)
+        return 2
+    wanted, problem = _wanted(args, submissions)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     for aid in wanted:
         try:
-            a = course.load(aid)
-            results = pipeline.grade(a, submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
+            results = pipeline.grade(course.load(aid), submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
                                      workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
-                                     db_url=getattr(args, "db_url", None), progress=not args.quiet, students=only)
+                                     db_url=getattr(args, "db_url", None), progress=not args.quiet,
+                                     students=getattr(args, "student", None))
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2

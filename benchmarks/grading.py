@@ -32,7 +32,8 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-from assignments.grading.submissions import answer_cells, fill  # noqa: E402
+from assignments.grading.authoring.generated import write_generated  # noqa: E402
+from assignments.grading.authoring.submissions import answer_cells, fill  # noqa: E402
 from assignments.rnn_step_by_step import ASSIGNMENT as assignment  # noqa: E402
 
 AID, NB = assignment.id, assignment.notebook + ".ipynb"
@@ -99,7 +100,7 @@ def plain_scores(db):
 def plain_course(root, n):
     """A stock nbgrader course folder with n correct submissions, assignment generated."""
     shutil.copytree(os.path.join(REPO, "source"), os.path.join(root, "source"), ignore=shutil.ignore_patterns("__pycache__"))
-    assignment.write_generated(os.path.join(root, "source", AID))   # the checks students get
+    write_generated(assignment, os.path.join(root, "source", AID))   # the checks students get
     build_class(root, n)
     timed([os.path.join(BIN, "nbgrader"), "generate_assignment", AID, "--log-level=ERROR"], cwd=root)
     return root

@@ -14,8 +14,8 @@ import shutil
 
 import nbformat
 
-from assignments.grading.assignment import load
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.contract.assignment import load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -7,11 +7,11 @@ import json
 import os
 
 import pytest
+from helpers import REPO, A, build_samples, comparable_notebook, gradebook_dump
 from nbgrader.converters import Autograde
 
-from assignments.grading import autograde, pipeline, worker
-
-from conftest import REPO, A, build_samples, comparable_notebook, gradebook_dump
+from assignments.grading.run import pipeline, worker
+from assignments.grading.upstream import autograde
 
 
 def comparable(path):

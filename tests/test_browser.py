@@ -20,11 +20,10 @@ import urllib.request
 
 import nbformat
 import pytest
+from helpers import RELEASE, REPO
 
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
 from assignments.rnn_step_by_step.exercises import EXERCISES
-
-from conftest import RELEASE, REPO
 
 pytestmark = pytest.mark.browser
 

@@ -1,5 +1,5 @@
-"""The grader's channel to the kernel and the output budget, in process (grading/channel.py),
-and the harness as an ordinary module over the students' checks (grading/harness.py)."""
+"""The grader's channel to the kernel and the output budget, in process (grading/judging/channel.py),
+and the harness as an ordinary module over the students' checks (grading/shipped/harness.py)."""
 import json
 import os
 import socket
@@ -8,8 +8,8 @@ import threading
 import numpy as np
 import pytest
 
-from assignments.grading import harness
-from assignments.grading.channel import ENTRY, Channel, ChannelClosed, ChannelTimeout, OutputBudget
+from assignments.grading.judging.channel import ENTRY, Channel, ChannelClosed, ChannelTimeout, OutputBudget
+from assignments.grading.shipped import harness
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
 CLOSE = object()
@@ -87,7 +87,7 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     a loop recorded, then the grader closes the channel and serve returns."""
     import inspect
 
-    from assignments.grading import judge
+    from assignments.grading.judging import judge
     ns = {"np": np}
     exec(inspect.getsource(A.reference), ns)
     j = judge.Judge(A)
@@ -99,7 +99,7 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     link.connect(ch.path)
     link.sendall(json.dumps({"hello": ch.token}).encode() + b"\n")
     ch.connect(timeout=5)
-    monkeypatch.setattr(harness, "_kept", {"k": text})
+    monkeypatch.setattr(harness, "_stash", {"k": text})
     monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": ns})())
     monkeypatch.setattr(harness, "_send", link.sendall)
     monkeypatch.setattr(harness, "_recv", link.recv)
@@ -120,8 +120,8 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     assert not thread.is_alive()
 
 
-def test_harness_answers_a_kept_request(monkeypatch):
-    monkeypatch.setattr(harness, "_kept", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
+def test_harness_answers_a_stashed_request(monkeypatch):
+    monkeypatch.setattr(harness, "_stash", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
     monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": {"square": lambda x: x * x}})())
     got = list(harness.answers({"key": "k", "extra": json.dumps({"callees": {"cube": "def cube(x):\n    return x ** 3\n"}})}))
     assert [(r["status"], r["case"]) for r in got] == [("ok", 0)]
@@ -130,7 +130,7 @@ def test_harness_answers_a_kept_request(monkeypatch):
 
 
 def test_request_text_is_the_request_encoded_once():
-    from assignments.grading.judge import Judge, request
+    from assignments.grading.judging.judge import Judge, request
     judge = Judge(A)
     texts = judge.request_text("rnn_forward", ["rnn_cell_forward"])
     assert judge.request_text("rnn_forward", ["rnn_cell_forward"]) is texts
@@ -140,11 +140,11 @@ def test_request_text_is_the_request_encoded_once():
     assert whole["record"]["defer"] is True   # a loop's calls stay in the kernel until asked for
 
 
-def test_no_reference_source_is_kept_in_a_warm_kernel():
+def test_no_reference_source_is_stashed_in_a_warm_kernel():
     """A warm kernel is forked with the requests of every function, before any learner code
     runs: none may hold a reference solution (a callee's source goes with its caller's call,
     after the callee itself was judged)."""
-    from assignments.grading.preprocessors import prepared
+    from assignments.grading.judging.judged_execute import prepared
     from assignments.gru_step_by_step import ASSIGNMENT as GRU
     for assignment in (A, GRU):
         keep = prepared(assignment)[2]
@@ -158,7 +158,7 @@ def test_each_kernel_gets_its_own_token():
     ch = Channel("x = 1", max_reply_bytes=10)
     first, second = ch.setup_code(), ch.setup_code()
     assert first != second and repr("x = 1") in first
-    assert repr("x = 1") not in ch.setup_code(kept="k1") and "'k1'" in ch.setup_code(kept="k1")
+    assert repr("x = 1") not in ch.setup_code(stashed="k1") and "'k1'" in ch.setup_code(stashed="k1")
 
 
 def test_output_budget_keeps_cuts_once_then_drops():
@@ -204,7 +204,7 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
     carried. A new judged call forgets them."""
     import inspect
 
-    from assignments.grading import judge
+    from assignments.grading.judging import judge
     ns = {"np": np}
     exec(inspect.getsource(A.reference), ns)
     cases = [c[1] for c in judge.Judge(A).cases("rnn_forward")]
@@ -225,7 +225,8 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
 
 
 def test_the_judge_fetches_recorded_calls_only_for_a_wrong_loop():
-    from assignments.grading import judge, local
+    from assignments.grading.judging import inprocess as local
+    from assignments.grading.judging import judge
     asked = []
 
     def caller(functions):

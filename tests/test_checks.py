@@ -5,11 +5,10 @@ import time
 import nbformat
 import numpy as np
 import pytest
+from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
 from assignments.rnn_step_by_step.exercises import EXERCISES
-
-from conftest import RELEASE, REPO
 
 NAMES = [e.name for e in EXERCISES]
 
@@ -71,6 +70,17 @@ def test_broken_callee_is_pointed_out(release_checks_module, reference_functions
     assert "Fix rnn_cell_forward first" in text
 
 
+def test_an_unwritten_callee_is_named_not_the_caller(release_checks_module, notebook_namespace):
+    """Run All with one cell left as released: a correct rnn_backward over an rnn_cell_backward
+    that still raises NotImplementedError() is not told that it is the one not written."""
+    def stub(da_next, cache):
+        raise NotImplementedError()
+    notebook_namespace["rnn_cell_backward"] = stub
+    text = failure(release_checks_module, "rnn_backward", notebook_namespace)
+    assert text.startswith("rnn_backward calls rnn_cell_backward, which is not written yet"), text
+    assert "rnn_backward is not written yet" not in text
+
+
 def test_all_checks_are_fast(release_checks_module, reference_functions, capsys):
     """Measured, not asserted against a clock: printed for the closing note/README."""
     start = time.perf_counter()
@@ -129,7 +139,7 @@ def test_untouched_release_fails_every_check_cleanly():
 
 def test_closeness_is_numpys_isclose():
     """The checks' own closeness test answers as np.isclose does, infinities and NaN included."""
-    from assignments.grading import student_checks as sc
+    from assignments.grading.shipped import student_checks as sc
     vals = [np.nan, np.inf, -np.inf, 0.0, 1e-8, -1e-8, 1e-7, 2e-7, 1.0, 1.0 + 1e-6, 1.0 + 2e-5, 1e300, -1e300, 5e-324]
     a = np.array([vals] * len(vals))
     assert np.array_equal(sc._isclose(a, a.T), np.isclose(a, a.T, rtol=sc.RTOL, atol=sc.ATOL))
@@ -142,7 +152,7 @@ def test_the_quick_all_close_never_hides_a_difference():
     """compare() skips the leaf-by-leaf comparison when student_checks._all_close says that
     everything is close: it must say so only when _compare finds nothing, on nested outputs
     right, slightly off, reshaped, retyped, missing keys, NaN and the like."""
-    from assignments.grading import student_checks as sc
+    from assignments.grading.shipped import student_checks as sc
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((5, 2, 3))
     exp = {"x": (a, [b, b * 2]), "y": np.full((), 1.5), "z": None, "w": "text"}

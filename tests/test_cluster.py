@@ -10,13 +10,12 @@ import subprocess
 import tempfile
 
 import pytest
+from helpers import build_samples, gradebook_dump
 from traitlets.config import Config
 
-from assignments.grading import pipeline
-from assignments.grading.dispatch import ClusterUnfit
+from assignments.grading.run import pipeline
+from assignments.grading.run.dispatch import ClusterUnfit
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
-
-from conftest import build_samples, gradebook_dump
 
 PORT = 54329
 

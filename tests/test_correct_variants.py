@@ -7,12 +7,12 @@ import sys
 
 import nbformat
 import pytest
+from helpers import RELEASE, REPO
 
-from assignments.grading import local, pipeline
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.judging import inprocess as local
+from assignments.grading.run import pipeline
 from assignments.rnn_step_by_step import reference
-
-from conftest import RELEASE, REPO
 
 STYLES = sorted(glob.glob(os.path.join(REPO, "tests", "fixtures", "correct", "*.py"))) + \
     [os.path.join(REPO, "samples", "answers", "rnn_step_by_step", "ada.py")]

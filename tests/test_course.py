@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from helpers import REPO, build_samples
 from nbgrader.api import Gradebook
 
-from assignments.grading import pipeline
-from assignments.grading.assignment import known, load
-
-from conftest import REPO, build_samples
+from assignments.grading.authoring.generated import write_generated
+from assignments.grading.contract.assignment import known, load
+from assignments.grading.run import pipeline
 
 GRADING = os.path.join(REPO, "assignments", "grading")
 
@@ -96,8 +96,8 @@ def test_plain_nbgrader_commands_grade_the_course(tmp_path):
     subs = build_samples(str(tmp_path / "samples"))
     for aid in ("rnn_step_by_step", "gru_step_by_step"):
         a = load(aid)
-        shutil.copytree(a.source_dir, course / "source" / aid, ignore=shutil.ignore_patterns("*_checks.py", "check_data.json"))
-        a.write_generated(str(course / "source" / aid))
+        shutil.copytree(a.source_dir, course / "source" / aid, ignore=shutil.ignore_patterns("*_checks.py", "*_utils.py", "check_data.json"))
+        write_generated(a, str(course / "source" / aid))
         for student in ("ada", "ben"):
             shutil.copytree(os.path.join(subs, "submitted", student, aid), course / "submitted" / student / aid)
     nbgrader = os.path.join(os.path.dirname(sys.executable), "nbgrader")

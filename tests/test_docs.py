@@ -3,9 +3,9 @@ import copy
 import os
 import re
 
-from assignments.grading import docs
+from helpers import REPO, schema_problems
 
-from conftest import REPO, schema_problems
+from assignments.grading.authoring import docs
 
 
 def test_real_results_follow_the_schema(sample_class):

@@ -5,18 +5,17 @@ import os
 
 import nbformat
 import pytest
+from helpers import REPO, A
 from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearOutput, DeduplicateIds
 
-from assignments.grading.exporters import AutogradeExporter, OwnedNotebook, read_owned
-
-from conftest import REPO, A
+from assignments.grading.upstream.exporters import AutogradeExporter, OwnedNotebook, read_owned
 
 
 def notebooks(tmp_path):
     """The release notebook, a learner's (Ada's) and one with outputs of every kind."""
-    from assignments.grading.submissions import answer_cells, fill
+    from assignments.grading.authoring.submissions import answer_cells, fill
     release = os.path.join(REPO, "release", A.id, A.notebook + ".ipynb")
     with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
         ada = fill(release, answer_cells(f.read()))

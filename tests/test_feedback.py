@@ -1,4 +1,4 @@
-"""The feedback page (assignments/grading/feedback.py and templates/judged_feedback/): math
+"""The feedback page (assignments/grading/upstream/feedback.py and templates/judged_feedback/): math
 drawn with no network, and a summary that names each function with its score."""
 import json
 import os
@@ -6,12 +6,11 @@ import re
 
 import nbformat
 import nbgrader
+from helpers import REPO, chromium, screenshot_ink
 from nbconvert.exporters import HTMLExporter
 from traitlets.config import Config
 
-from assignments.grading import feedback
-
-from conftest import REPO, chromium, screenshot_ink
+from assignments.grading.upstream import feedback
 
 # After the page has been laid out: how many <math> elements, how many Chromium drew as
 # MathML with a box of their own, and whether TeX is left in the text a student reads.
@@ -130,8 +129,8 @@ def test_cells_drawn_once_give_the_same_pages(sample_class, monkeypatch):
         return [exporter.from_notebook_node(nb, resources=json.loads(json.dumps(resources)))[0] for nb in notebooks]
 
     drawn = []
-    keep = feedback.RenderedCells.keep
-    monkeypatch.setattr(feedback.RenderedCells, "keep", lambda self, key, html: drawn.append(key) or keep(self, key, html))
+    remember = feedback.RenderedCells.remember
+    monkeypatch.setattr(feedback.RenderedCells, "remember", lambda self, key, html: drawn.append(key) or remember(self, key, html))
     shared = pages()
     cells = sum(len(nb.cells) for nb in notebooks)
     assert len(drawn) < cells / 2, (len(drawn), cells)   # most were shared
@@ -182,7 +181,7 @@ def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path, 
     """feedback.warm, run by the grading process before it forks its workers, leaves the
     Markdown and the code of a submission drawn (as graded pages will ask for them), and
     shrugs at a notebook it cannot read."""
-    from assignments.grading.course import load_config
+    from assignments.grading.run.course import load_config
     config = load_config(str(tmp_path), None)
     with open(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), "rb") as f:
         text = f.read()

@@ -1,15 +1,14 @@
-"""GetGradesAtOnce (grading/getgrades.py) against nbgrader's own GetGrades: the same
+"""GetGradesAtOnce (grading/upstream/getgrades.py) against nbgrader's own GetGrades: the same
 scores, points and comments on the feedback page's cells, from a few queries instead of
 a few per cell."""
 import nbformat
 import pytest
+from helpers import course_gradebook, graded_release, sql_statements
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import GetGrades
 
-from assignments.grading.getgrades import GetGradesAtOnce
-from assignments.grading.saveautogrades import SaveAutoGradesAtOnce
-
-from conftest import course_gradebook, graded_release, sql_statements
+from assignments.grading.upstream.getgrades import GetGradesAtOnce
+from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 
 
 def fields(nb, resources):

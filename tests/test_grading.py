@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 import nbformat
-
-from conftest import REPO
+from helpers import REPO
 
 EXPECTED = os.path.join(REPO, "tests", "expected", "sample_results.json")
 
@@ -116,7 +115,7 @@ def test_layout_without_submitted_folder_is_accepted(sample_class, tmp_path):
     """--submissions may also point at the submitted/ folder itself."""
     import shutil
 
-    from assignments.grading import pipeline
+    from assignments.grading.run import pipeline
     from assignments.rnn_step_by_step import ASSIGNMENT as A
     shutil.copytree(os.path.join(sample_class["submissions"], "submitted", "ben"), tmp_path / "in" / "ben")
     results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"))

@@ -9,11 +9,10 @@ import subprocess
 import threading
 
 import pytest
+from helpers import REPO, A, schema_problems, tree_digest
 from traitlets.config import Config
 
-from assignments.grading import pipeline
-
-from conftest import REPO, A, schema_problems, tree_digest
+from assignments.grading.run import pipeline
 
 HOSTILE = os.path.join(REPO, "tests", "fixtures", "hostile")
 PORT = 47811
@@ -180,7 +179,7 @@ def test_flooded_notebook_stays_small(hostile):
 
 def test_class_report_groups_the_hostile_class(hostile):
     """report.json and report.html, written beside results.json, flag each case where it belongs."""
-    from assignments.grading.report import FAULT_KINDS
+    from assignments.grading.reports.report import FAULT_KINDS
     with open(os.path.join(hostile["out"], "report.json"), encoding="utf-8") as f:
         flagged = {g: {r["student"] for r in rows} for g, rows in json.load(f)["flagged"].items()}
     subs = hostile["results"].items()

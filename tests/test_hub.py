@@ -33,10 +33,9 @@ import urllib.request
 
 import nbformat
 import pytest
+from helpers import REPO
 
-from assignments.grading.submissions import answer_cells
-
-from conftest import REPO
+from assignments.grading.authoring.submissions import answer_cells
 
 pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow]
 
@@ -302,12 +301,25 @@ class Browser:
         return self.modal(column)
 
     def modal(self, what):
-        box = self.wait(lambda: [m for m in self.by(".modal") if m.is_displayed() and m.text.strip()], 600, f"{what}'s result")[0]
-        text = box.text
+        """The words of the modal formgrader opens when an action ends. They are read from the
+        page (innerText) once the title is there: Selenium's visible text lost the title and
+        message of a modal whose long log had scrolled it (seen in CI)."""
+        box = self.wait(lambda: [m for m in self.by(".modal") if m.is_displayed()
+                                 and self.inner_text(m, ".modal-title")], 600, f"{what}'s result")[0]
+        time.sleep(0.5)  # bootstrap's fade-in
+        text = self.inner_text(box)
         self.shot(what)
         box.find_element("css selector", ".modal-footer button").click()
         self.wait(lambda: not [m for m in self.by(".modal") if m.is_displayed()], 30, "the modal to close")
         return text
+
+    def inner_text(self, element, inside=None):
+        if inside:
+            found = element.find_elements("css selector", inside)
+            if not found:
+                return ""
+            element = found[0]
+        return (self.driver.execute_script("return arguments[0].innerText;", element) or "").strip()
 
     def autograde(self, student):
         self.formgrader(f"manage_submissions/{AID}")

@@ -1,6 +1,6 @@
 """Nothing a submission leaves behind reaches the next one its worker grades.
 
-Warm kernels are forked from the zygote the workers share (assignments/grading/zygote.py). The
+Warm kernels are forked from the zygote the workers share (assignments/grading/shipped/zygote.py). The
 LEFTOVERS pairs of the hostile corpus (tests/fixtures/hostile/build.py) are graded in
 order by a single worker: each "leave_<case>" plants traces (files in /tmp, /dev/shm, the
 scratch folder, home and the environment; a detached daemon ignoring SIGTERM and SIGHUP;
@@ -11,10 +11,9 @@ import importlib.util
 import os
 
 import pytest
+from helpers import REPO, A, tree_digest
 
-from assignments.grading import pipeline
-
-from conftest import REPO, A, tree_digest
+from assignments.grading.run import pipeline
 
 HOSTILE = os.path.join(REPO, "tests", "fixtures", "hostile")
 

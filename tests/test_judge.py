@@ -2,7 +2,7 @@
 kernel; the kernel path itself is covered end to end in test_grading.py)."""
 import pytest
 
-from assignments.grading import local
+from assignments.grading.judging import inprocess as local
 from assignments.rnn_step_by_step import cases
 from assignments.rnn_step_by_step.exercises import EXERCISES
 
@@ -88,8 +88,8 @@ def test_verdict_outputs_are_nbformats_own_and_valid():
     import nbformat
     from nbformat.v4 import new_output
 
-    from assignments.grading.judge import Verdict
-    from assignments.grading.preprocessors import verdict_outputs
+    from assignments.grading.judging.judge import Verdict
+    from assignments.grading.judging.judged_execute import verdict_outputs
     for score, passed, text in ((2.0, True, "all 6 cases right"), (1.0, False, "3 of 6 cases right\nsee x"),
                                 (0.0, False, "wrong shape\nline two"), (0.0, False, "")):
         got = verdict_outputs(Verdict("rnn_forward", score, 2.0, passed, feedback=text))

@@ -9,8 +9,9 @@ import pytest
 import zmq
 from jupyter_core.utils import run_sync
 
-from assignments.grading import kernel
-from assignments.grading.kernel import ZYGOTES, GradingKernelManager
+from assignments.grading.sandbox import kernel
+from assignments.grading.sandbox.kernel import GradingKernelManager
+from assignments.grading.sandbox.zygotes import ZYGOTES
 
 pytestmark = pytest.mark.sandbox
 
@@ -218,12 +219,11 @@ def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignmen
     text shows they find nothing: on the release's cells and on cells that use IPython's own
     syntax, the patched shell transforms each cell exactly as the stock one does."""
     import nbformat
+    from helpers import RELEASE
     from IPython.core import inputtransformer2 as it2
     from IPython.core import interactiveshell
 
-    from assignments.grading import zygote
-
-    from conftest import RELEASE
+    from assignments.grading.shipped import zygote
     path = os.path.join(RELEASE, assignment.notebook + ".ipynb")
     cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     cells += ["x = %pwd", "files = !ls", "%time 1", "!ls", "obj?", "obj??", "/print 1", ",f a b", ";f a b",
@@ -249,7 +249,7 @@ def test_one_transform_per_request_reuses_a_transform_only_within_its_request(mo
     from ipykernel import ipkernel
     from IPython.core.interactiveshell import InteractiveShell
 
-    from assignments.grading import zygote
+    from assignments.grading.shipped import zygote
     calls = []
     monkeypatch.setattr(InteractiveShell, "transform_cell", lambda self, raw: calls.append(raw) or raw.upper())
     monkeypatch.setattr(ipkernel, "_accepts_parameters", ipkernel._accepts_parameters)

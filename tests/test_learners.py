@@ -12,10 +12,9 @@ import re
 
 import numpy as np
 import pytest
+from helpers import REPO
 
-from assignments.grading import local
-
-from conftest import REPO
+from assignments.grading.judging import inprocess as local
 
 ROOT = os.path.join(REPO, "tests", "fixtures", "learners")
 FILES = sorted(glob.glob(os.path.join(ROOT, "*", "*.py")))

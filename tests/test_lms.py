@@ -1,4 +1,4 @@
-"""Grades for an LMS (assignments/grading/lms.py), checked against what Canvas's and
+"""Grades for an LMS (assignments/grading/reports/lms.py), checked against what Canvas's and
 Moodle's gradebook imports do with a CSV file.
 
 The two readers below restate, in Python, the rules of the vendors' importers as published
@@ -17,11 +17,10 @@ import subprocess
 import sys
 
 import pytest
+from helpers import REPO
 from nbgrader.api import Gradebook
 
-from assignments.grading import lms
-
-from conftest import REPO
+from assignments.grading.reports import lms
 
 
 class Refused(Exception):

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from assignments.grading import local
+from assignments.grading.judging import inprocess as local
 from assignments.rnn_step_by_step import ASSIGNMENT, cases, reference
 
 mistakes = ASSIGNMENT.mistakes

@@ -1,12 +1,11 @@
-"""OverwriteCellsAtOnce (grading/overwritecells.py) against nbgrader's own OverwriteCells:
+"""OverwriteCellsAtOnce (grading/upstream/overwritecells.py) against nbgrader's own OverwriteCells:
 on a notebook whose learner changed what the release locks, the same notebook comes out,
 from a few queries instead of a few per cell."""
 import nbformat
+from helpers import course_gradebook, graded_release, sql_statements
 from nbgrader.preprocessors import OverwriteCells
 
-from assignments.grading.overwritecells import OverwriteCellsAtOnce
-
-from conftest import course_gradebook, graded_release, sql_statements
+from assignments.grading.upstream.overwritecells import OverwriteCellsAtOnce
 
 
 def tampered(config, unknown=False):

@@ -5,14 +5,14 @@ import os
 
 import nbconvert.exporters.html
 from bs4 import BeautifulSoup
+from helpers import gradebook_dump
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
-from assignments.grading import feedback, pipeline
-from assignments.grading.course import coursedir, load_config
+from assignments.grading.run import pipeline
+from assignments.grading.run.course import coursedir, load_config
+from assignments.grading.upstream import feedback
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
-
-from conftest import gradebook_dump
 
 
 def sqlite(out):

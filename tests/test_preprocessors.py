@@ -7,15 +7,14 @@ import os
 
 import nbformat
 import pytest
+from helpers import REPO, A, build_samples, comparable_notebook
 from nbformat.v4 import output_from_msg
 from nbformat.validator import ValidationError
 from traitlets.config import Config
 
-from assignments.grading import pipeline
-from assignments.grading.preprocessors import output_node
-from assignments.grading.submissions import answer_cells, fill
-
-from conftest import REPO, A, build_samples, comparable_notebook
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.run import pipeline
+from assignments.grading.upstream.served_cells import output_node
 
 # Cells a learner may add: every kind of output, an error, IPython's own syntax, a display
 # updated later, the last result reused, top-level await (run with a request of its own), a

@@ -4,11 +4,10 @@ import re
 
 import nbformat
 import pytest
+from helpers import RELEASE, REPO
 
-from assignments.grading import release_checks
+from assignments.grading.authoring import staff_checks as release_checks
 from assignments.rnn_step_by_step.exercises import EXERCISES
-
-from conftest import RELEASE, REPO
 
 SOURCE = os.path.join(REPO, "source", "rnn_step_by_step")
 

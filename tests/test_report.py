@@ -1,4 +1,4 @@
-"""The class report (assignments/grading/report.py): on the sample class graded for real, on
+"""The class report (assignments/grading/reports/report.py): on the sample class graded for real, on
 a synthetic class of 10,000, from the command line, and drawn by headless Chromium."""
 import json
 import os
@@ -10,10 +10,9 @@ import sys
 import time
 
 import pytest
+from helpers import REPO, chromium, screenshot_ink
 
-from assignments.grading import report
-
-from conftest import REPO, chromium, screenshot_ink
+from assignments.grading.reports import report
 
 
 def mistake_counts(results):
@@ -215,7 +214,7 @@ def test_charts_are_well_formed_svg_that_show_every_value():
     parses, every bar is drawn with its value in its tooltip, and the axis reaches the data."""
     import xml.etree.ElementTree as ET
 
-    from assignments.grading import charts
+    from assignments.grading.reports import charts
     assert charts.ticks(7, integer=True) == [0, 2, 4, 6, 8] and charts.ticks(100) == [0, 20, 40, 60, 80, 100]
     assert charts.ticks(0, integer=True) == [0, 1] and charts.ticks(0.37) == [0, 0.1, 0.2, 0.3, 0.4]
     ns = "{http://www.w3.org/2000/svg}"

@@ -13,11 +13,10 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import REPO
+from helpers import REPO
 
 AID = "rnn_step_by_step"
-BUILD = ("import sys; from assignments.rnn_step_by_step import ASSIGNMENT as a; from assignments.grading import release; "
+BUILD = ("import sys; from assignments.rnn_step_by_step import ASSIGNMENT as a; from assignments.grading.authoring import release; "
          "release.build(a, sys.argv[1], sys.argv[2])")
 
 

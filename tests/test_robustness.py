@@ -10,10 +10,10 @@ import tempfile
 import time
 
 import pytest
+from helpers import REPO, build_samples
 
-from assignments.grading import kernel, pipeline
-
-from conftest import REPO, build_samples
+from assignments.grading.run import pipeline
+from assignments.grading.sandbox import kernel
 
 
 @functools.lru_cache(maxsize=None)

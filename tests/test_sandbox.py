@@ -16,12 +16,13 @@ import threading
 import time
 
 import pytest
+from helpers import REPO
 from jupyter_core.utils import run_sync
 
-from assignments.grading import channel, kernel
-from assignments.grading.kernel import ZYGOTES, GradingKernelManager
-
-from conftest import REPO
+from assignments.grading.judging import channel
+from assignments.grading.sandbox import kernel
+from assignments.grading.sandbox.kernel import GradingKernelManager
+from assignments.grading.sandbox.zygotes import ZYGOTES
 
 pytestmark = pytest.mark.sandbox
 
@@ -469,8 +470,8 @@ def test_a_dask_worker_with_the_course_installed_hides_it(tmp_path, wheel_enviro
     (a wheel): a submission that imports the reference's function in its kernel earns nothing."""
     from traitlets.config import Config
 
-    from assignments.grading import pipeline
-    from assignments.grading.submissions import answer_cells, fill
+    from assignments.grading.authoring.submissions import answer_cells, fill
+    from assignments.grading.run import pipeline
     from assignments.rnn_step_by_step import ASSIGNMENT as A
     with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
         answers = answer_cells(f.read())
@@ -532,7 +533,7 @@ UNPRIVILEGED_SCRIPT = r'''
 import json, pathlib, sys
 sys.path.insert(0, sys.argv[1])
 import test_sandbox
-from assignments.grading import kernel
+from assignments.grading.sandbox import kernel
 folder = pathlib.Path(sys.argv[2])
 traits = dict(process_limit=24, disabled_protections=json.loads(sys.argv[3]))
 with test_sandbox.kernel_(folder, **traits) as (_, a):

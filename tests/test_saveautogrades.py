@@ -1,16 +1,15 @@
-"""SaveAutoGradesAtOnce (grading/saveautogrades.py) against nbgrader's own SaveAutoGrades:
+"""SaveAutoGradesAtOnce (grading/upstream/saveautogrades.py) against nbgrader's own SaveAutoGrades:
 the same rows in the gradebook, in one transaction instead of one per cell."""
 import nbformat
 import pytest
+from helpers import course_gradebook, graded_release, sql_statements
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 from sqlalchemy import event
 
-from assignments.grading import speedups
-from assignments.grading.saveautogrades import SaveAutoGradesAtOnce
+from assignments.grading.upstream import speedups
+from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 from assignments.rnn_step_by_step import ASSIGNMENT as A
-
-from conftest import course_gradebook, graded_release, sql_statements
 
 
 def rows(config):

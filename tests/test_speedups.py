@@ -6,7 +6,8 @@ import sys
 import nbgrader
 from sqlalchemy.engine import Engine
 
-from assignments.grading import speedups
+from assignments.grading.authoring.generated import write_generated
+from assignments.grading.upstream import speedups
 
 
 def test_written_for_the_pinned_nbgrader():
@@ -63,11 +64,11 @@ def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
     from nbgrader.api import Gradebook
     from sqlalchemy import event
 
-    from assignments.grading import record
-    from assignments.grading.course import load_config
+    from assignments.grading.run import record
+    from assignments.grading.run.course import load_config
     from assignments.rnn_step_by_step import ASSIGNMENT as A
     shutil.copytree(A.source_dir, tmp_path / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
-    A.write_generated(str(tmp_path / "source" / A.id), reuse_release=True)
+    write_generated(A, str(tmp_path / "source" / A.id), reuse_release=True)
     config = load_config(str(tmp_path))
     config.GenerateAssignment.force = True   # as grading does: the seed's release is made again
     modes = []
@@ -137,9 +138,8 @@ def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path)
     import sqlite3
 
     import pytest
+    from helpers import course_gradebook
     from nbgrader.api import Gradebook, InvalidEntry
-
-    from conftest import course_gradebook
     config, _ = course_gradebook(tmp_path)
     url = config.CourseDirectory.db_url
     with Gradebook(url, config.CourseDirectory.course_id) as gb:
@@ -175,11 +175,10 @@ def test_a_submission_added_in_one_insert_per_table_has_nbgraders_rows(tmp_path)
 def test_an_unchanged_assignment_is_not_generated_again_for_the_class(tmp_path, monkeypatch):
     """record.prepare(..., like=seed) leaves a gradebook that already holds the assignment as
     the seed holds it, and prepares one that does not (a first run, a changed source)."""
+    from helpers import course_gradebook
     from nbgrader.converters import GenerateAssignment
 
-    from assignments.grading import record
-
-    from conftest import course_gradebook
+    from assignments.grading.run import record
     config, _ = course_gradebook(tmp_path)   # the class's gradebook, prepared by nbgrader
     config.GenerateAssignment.force = True
     seed = f"sqlite:///{tmp_path / 'seed.db'}"

@@ -15,15 +15,14 @@ from contextlib import redirect_stdout
 import nbformat
 import numpy as np
 import pytest
+from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
-from assignments.grading import cases as generic
-from assignments.grading.kernel import GradingKernelManager
-from assignments.grading.submissions import answer_cells, fill
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.contract import cases as generic
+from assignments.grading.sandbox.kernel import GradingKernelManager
 from assignments.rnn_step_by_step import ASSIGNMENT, cases, figures, gradcheck, reference
 from assignments.rnn_step_by_step.exercises import EXERCISES, GRADIENTS
-
-from conftest import RELEASE, REPO
 
 mistakes = ASSIGNMENT.mistakes
 

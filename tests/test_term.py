@@ -14,11 +14,10 @@ import subprocess
 import sys
 
 import pytest
+from helpers import REPO, comparable_notebook, gradebook_dump
 from nbgrader.api import Gradebook
 
-from assignments.grading.submissions import answer_cells, fill
-
-from conftest import REPO, comparable_notebook, gradebook_dump
+from assignments.grading.authoring.submissions import answer_cells, fill
 
 pytestmark = pytest.mark.sandbox
 

@@ -1,12 +1,11 @@
 """The GRU assignment: the second of the course, after the RNN and the LSTM.
 
-Its notebook and shipped helper (gru_utils.py) are in source/gru_step_by_step/; this package
-holds what the engine reads through the contract (grading/assignment.py): the reference, the
-graded functions, the seeded cases and the catalog of mistakes.
+Its notebook is in source/gru_step_by_step/ (its helper gru_utils.py is generated from
+assignments/shared/utils.py). This package is the files the engine reads through the
+contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, reference.py,
+cases.py and mistakes.py.
 """
-from ..grading.assignment import COMMON_CASE_HINTS, Assignment
-from . import cases, mistakes, reference
-from .exercises import EXERCISES
+from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
 
 CASE_HINTS = {
     **COMMON_CASE_HINTS,
@@ -19,24 +18,10 @@ CASE_HINTS = {
 
 class GRUStepByStep(Assignment):
     id = "gru_step_by_step"
-    notebook = "gru_step_by_step"
-    checks_module = "gru_checks"
-    exercises = EXERCISES
-    reference = reference
+    short = "gru"
+    notebook_title = "the GRU notebook"
     reference_helpers = ("sigmoid", "softmax")
-    catalog = mistakes.CATALOG
     case_hints = CASE_HINTS
-
-    def hidden_cases(self, name):
-        return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)), s.facts(name))
-                for s in cases.HIDDEN_SHAPES]
-
-    def public_cases(self, name):
-        return ([("the worked example above", cases.EXAMPLES[name])]
-                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in cases.PUBLIC_SHAPES])
-
-    def example(self, name):
-        return cases.EXAMPLES[name]
 
 
 ASSIGNMENT = GRUStepByStep()

@@ -1,7 +1,7 @@
-"""Seeded inputs of the GRU assignment as data (grading/cases.py): the notebook's worked
+"""Seeded inputs of the GRU assignment as data (grading/contract/cases.py): the notebook's worked
 examples, the public checks shipped to students and the hidden cases used only when grading."""
-from ..grading import cases
-from ..grading.cases import Recipe, draw  # noqa: F401 (the recipes drawn here)
+from ..grading.contract import cases
+from ..grading.contract.cases import Recipe, draw  # noqa: F401 (the recipes drawn here)
 from .exercises import BY_NAME
 
 
@@ -30,11 +30,9 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
 
 
 class Shape(cases.Shape):
-    """A case's sizes (grading/cases.py), drawing the GRU's inputs."""
+    """A case's sizes (grading/contract/cases.py), drawing the GRU's inputs."""
     functions = tuple(BY_NAME)
-
-    def draws(self, function):
-        return generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
+    draw_list = staticmethod(generic_draws)
 
 
 # Shipped with the release: students' checks run these. The notebook examples come first.

@@ -3,8 +3,8 @@
 The judge, the public checks, the notebook builder and the report read this table, so
 adding an output or changing points happens here and nowhere else.
 """
-from ..grading.assignment import Exercise
-from ..grading.protocols import backward_loop, forward_loop
+from ..grading.contract.assignment import Exercise
+from ..grading.contract.protocols import backward_loop, forward_loop
 
 GRU_CACHE = ("a_next", "a_prev", "xt", "rt", "zt", "cct", "parameters")
 GRU_PARAMS = ("Wr", "br", "Wz", "bz", "Wc", "bc")

@@ -9,7 +9,7 @@ handing over the corrected line.
 import itertools
 
 # Generic pieces still living with the RNN assignment (to move to assignments/grading/).
-from ..grading.mutation import Mistake, each, edits
+from ..grading.contract.mutation import Mistake, each, edits
 
 CACHE = "(a_next, a_prev, xt, rt, zt, cct, parameters)"
 CANDIDATE = "cct = np.tanh(Wc @ zr + bc)"

@@ -1,11 +1,11 @@
 """The RNN/LSTM assignment: eight functions, forward and backward, step by step.
 
-Its notebook and shipped helper (rnn_utils.py) are in source/rnn_step_by_step/; this package
-holds what the engine reads through the contract (grading/assignment.py).
+Its notebook is in source/rnn_step_by_step/ (its helper rnn_utils.py is generated from
+assignments/shared/utils.py). This package is the files the engine reads through the
+contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, reference.py,
+cases.py and mistakes.py; and its own figures.py and gradcheck.py, which only this class uses.
 """
-from ..grading.assignment import COMMON_CASE_HINTS, Assignment
-from . import cases, mistakes, reference
-from .exercises import EXERCISES
+from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
 
 # What it tells a learner when a fact about the cases separates the passing ones from the
 # failing ones: (when only such cases pass, when only such cases fail).
@@ -20,24 +20,10 @@ CASE_HINTS = {
 
 class RNNStepByStep(Assignment):
     id = "rnn_step_by_step"
-    notebook = "rnn_step_by_step"
-    checks_module = "rnn_checks"
-    exercises = EXERCISES
-    reference = reference
+    short = "rnn"
+    notebook_title = "the RNN/LSTM notebook"
     reference_helpers = ("sigmoid", "softmax")
-    catalog = mistakes.CATALOG
     case_hints = CASE_HINTS
-
-    def hidden_cases(self, name):
-        return [(f"a hidden case with {s.describe(name)}", cases.inputs(s.recipe(name)), s.facts(name))
-                for s in cases.HIDDEN_SHAPES]
-
-    def public_cases(self, name):
-        return ([("the worked example above", cases.EXAMPLES[name])]
-                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in cases.PUBLIC_SHAPES])
-
-    def example(self, name):
-        return cases.EXAMPLES[name]
 
     def finish_release_notebook(self, nb):
         """Draw the notebook's figures into the release: each ``figure:<name>`` image of the

@@ -1,8 +1,8 @@
-"""This assignment's seeded inputs as data (grading/cases.py): the published cross-checks,
+"""This assignment's seeded inputs as data (grading/contract/cases.py): the published cross-checks,
 the notebook's examples, the public checks shipped to students and the hidden cases used
 only when grading."""
-from ..grading import cases
-from ..grading.cases import Recipe
+from ..grading.contract import cases
+from ..grading.contract.cases import Recipe
 from .exercises import BY_NAME
 
 
@@ -38,11 +38,9 @@ def generic_draws(function, n_x, n_a, n_y, m, T_x):
 
 
 class Shape(cases.Shape):
-    """A case's sizes (grading/cases.py), drawing this assignment's inputs."""
+    """A case's sizes (grading/contract/cases.py), drawing this assignment's inputs."""
     functions = tuple(BY_NAME)
-
-    def draws(self, function):
-        return generic_draws(function, self.n_x, self.n_a, self.n_y, self.m, self.T_x)
+    draw_list = staticmethod(generic_draws)
 
 
 # Shipped with the release: students' checks run these. The notebook examples come first.

@@ -3,8 +3,8 @@
 The judge, the public checks, the notebook builder and the report all read this table,
 so adding an output or changing points happens here and nowhere else.
 """
-from ..grading.assignment import Exercise
-from ..grading.protocols import backward_loop, forward_loop
+from ..grading.contract.assignment import Exercise
+from ..grading.contract.protocols import backward_loop, forward_loop
 
 RNN_CACHE = ("a_next", "a_prev", "xt", "parameters")
 LSTM_CACHE = ("a_next", "c_next", "a_prev", "c_prev", "ft", "it", "cct", "ot", "xt", "parameters")
@@ -40,7 +40,7 @@ EXERCISES = (
              callees=("lstm_cell_backward",), forward="lstm_forward", **LSTM),
 )
 
-# How each sequence function must drive its cell (grading/protocols.py).
+# How each sequence function must drive its cell (grading/contract/protocols.py).
 PROTOCOLS = {
     "rnn_forward": forward_loop("rnn_cell_forward", {"a": ["stack", "a_next"], "y_pred": ["stack", "yt_pred"],
                                                         "caches": ["caches", "cache"]}),

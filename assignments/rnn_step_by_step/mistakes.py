@@ -1,8 +1,8 @@
 """The catalog of mistakes learners make in this assignment, as data: each a few textual
-edits of the reference (see grading/mutation.py for how mutants are made and used)."""
+edits of the reference (see grading/contract/mutation.py for how mutants are made and used)."""
 import itertools
 
-from ..grading.mutation import Mistake, each, edits
+from ..grading.contract.mutation import Mistake, each, edits
 
 
 def _gate_swaps():

@@ -8,6 +8,7 @@ you read here is what your feedback will say.
 Everything here needs numpy alone. The expected outputs live in ``check_data.json``,
 computed from the course's reference solution when this release was built. (This file is
 the course's grading engine's: every assignment ships it under its own name.)
+Rule (shipped/): the standard library and numpy only, so that it runs wherever the notebook runs.
 """
 import base64
 import dis
@@ -475,23 +476,9 @@ def check(name, namespace=None):
     """Check your ``name`` function on the worked examples; say what is wrong, in words.
     It looks the function up among your notebook's names (or in ``namespace``)."""
     namespace = _user_namespace() if namespace is None else namespace
-    fn = namespace.get(name)
     data = _load()
-    if name not in data["functions"]:
-        raise CheckFailed(f"there is no exercise called {name!r}")
-    if fn is None or callable(fn) and _cell_of(name, namespace) is not None and \
-            syntax_problem(_cell_of(name, namespace), name):
-        source = _cell_of(name, namespace)
-        problem = syntax_problem(source, name) if source else ""
-        if problem:
-            raise CheckFailed(problem[0].upper() + problem[1:] + ("\n(The " + name + " you are checking is an older "
-                              "version, from before this edit.)" if fn is not None else ""))
-        raise CheckFailed(f"{name} is not defined yet: run the cell where you wrote it, "
-                          f"and check that the def line still says `def {name}(...)`.")
-    if not callable(fn):
-        raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
-    spec = data["functions"][name]
-    cases = data["cases"][name]
+    fn = _function_to_check(name, namespace, data)
+    spec, cases = data["functions"][name], data["cases"][name]
     outputs, failed, findings = [], None, []
     callee = _failing_callee(spec, namespace)
     for case in cases:
@@ -499,20 +486,8 @@ def check(name, namespace=None):
         recorder = _watch(spec, data, namespace, inputs)
         try:
             got = fn(*inputs)
-        except NotImplementedError:
-            raise CheckFailed(f"{name} is not written yet: replace `raise NotImplementedError()` "
-                              f"with your code.") from None
         except Exception as exc:
-            text = exception_text(exc)
-            known = recognise(name, [], fn)
-            known.update(_by_exception(data, name, text))
-            if recorder is not None:
-                known.update(_by_loop(data, name, [_findings(spec, data, inputs, None, recorder)]))
-            lines = [f"{name} raised {text}{student_line(exc)}, on {case['label']}."]
-            if callee and not known:
-                lines = [f"{name} calls {callee}, which does not pass its own check yet: fix {callee} "
-                         f"first ({name} may already be right)."] + lines
-            raise CheckFailed("\n".join(lines + [f"  [{c}] {t}" for c, t in known.items()])) from None
+            raise CheckFailed(_raised(name, fn, exc, case, data, spec, inputs, recorder, callee)) from None
         finally:
             if recorder is not None:
                 namespace[recorder.callee_name] = recorder.fn
@@ -522,32 +497,85 @@ def check(name, namespace=None):
         if problems and failed is None:
             failed = (case, problems)
     if failed:
-        case, problems = failed
-        known = _by_loop(data, name, findings)
-        if not known and callee:
-            raise CheckFailed(f"{name} does not give the expected values, but it calls {callee}, which "
-                              f"does not pass its own check yet. Fix {callee} first: {name} may "
-                              f"already be right (the way it drives {callee} looks right).")
-        if not known:
-            known = recognise(name, outputs, fn)
-        lines = [f"{name} is not right yet."]
-        if known:
-            lines.append("This looks like a mistake many learners make:")
-            lines += [f"  [{code}] {text}" for code, text in known.items()]
-        most = 4 if known else 8
-        lines.append(f"What differs, on {case['label']}:")
-        lines += [f"  - {p}" for p in problems[:most]]
-        if len(problems) > most:
-            lines.append(f"  ... and {len(problems) - most} more.")
-        loop = unexplained(findings) if not known else []
-        if loop:
-            lines.append("How it drives its cell:")
-            lines += [f"  - {t}" for t in loop[:3]]
-        if callee:
-            lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
-                         f"Fix {callee} first.")
-        raise CheckFailed("\n".join(lines))
+        raise CheckFailed(_wrong(name, fn, data, failed, outputs, findings, callee))
     print(f"✓ {name}: all checks passed ({len(cases)} examples).")
+
+
+def _function_to_check(name, namespace, data):
+    """The learner's function ``name``, or CheckFailed saying why there is none to check."""
+    fn = namespace.get(name)
+    if name not in data["functions"]:
+        raise CheckFailed(f"there is no exercise called {name!r}")
+    source = _cell_of(name, namespace)
+    problem = syntax_problem(source, name) if source is not None and (fn is None or callable(fn)) else ""
+    if problem:
+        raise CheckFailed(problem[0].upper() + problem[1:] + ("\n(The " + name + " you are checking is an older "
+                          "version, from before this edit.)" if fn is not None else ""))
+    if fn is None:
+        raise CheckFailed(f"{name} is not defined yet: run the cell where you wrote it, "
+                          f"and check that the def line still says `def {name}(...)`.")
+    if not callable(fn):
+        raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
+    return fn
+
+
+def _raised(name, fn, exc, case, data, spec, inputs, recorder, callee):
+    """What to say when the function raised ``exc`` on a case."""
+    if isinstance(exc, NotImplementedError):
+        unwritten = _unwritten_callee(exc, name, spec.get("callees", ()))
+        if unwritten:
+            return (f"{name} calls {unwritten}, which is not written yet: write {unwritten} first "
+                    f"(replace its `raise NotImplementedError()` with your code), then check {name} again.")
+        return f"{name} is not written yet: replace `raise NotImplementedError()` with your code."
+    text = exception_text(exc)
+    known = recognise(name, [], fn)
+    known.update(_by_exception(data, name, text))
+    if recorder is not None:
+        known.update(_by_loop(data, name, [_findings(spec, data, inputs, None, recorder)]))
+    lines = [f"{name} raised {text}{student_line(exc)}, on {case['label']}."]
+    if callee and not known:
+        lines = [f"{name} calls {callee}, which does not pass its own check yet: fix {callee} "
+                 f"first ({name} may already be right)."] + lines
+    return "\n".join(lines + [f"  [{c}] {t}" for c, t in known.items()])
+
+
+def _unwritten_callee(exc, name, callees):
+    """The callee of ``name`` that raised ``exc`` (its stub's NotImplementedError), if the
+    error came from below ``name``'s own frame; None if ``name`` itself raised it."""
+    frames = [f.name for f in traceback.extract_tb(exc.__traceback__)]
+    if not callees or name not in frames or frames[-1] == name:
+        return None
+    below = frames[len(frames) - frames[::-1].index(name):]
+    return next((c for c in callees if c in below), callees[0])
+
+
+def _wrong(name, fn, data, failed, outputs, findings, callee):
+    """What to say when the function's outputs differ from the expected ones."""
+    case, problems = failed
+    known = _by_loop(data, name, findings)
+    if not known and callee:
+        return (f"{name} does not give the expected values, but it calls {callee}, which "
+                f"does not pass its own check yet. Fix {callee} first: {name} may "
+                f"already be right (the way it drives {callee} looks right).")
+    if not known:
+        known = recognise(name, outputs, fn)
+    lines = [f"{name} is not right yet."]
+    if known:
+        lines.append("This looks like a mistake many learners make:")
+        lines += [f"  [{code}] {text}" for code, text in known.items()]
+    most = 4 if known else 8
+    lines.append(f"What differs, on {case['label']}:")
+    lines += [f"  - {p}" for p in problems[:most]]
+    if len(problems) > most:
+        lines.append(f"  ... and {len(problems) - most} more.")
+    loop = unexplained(findings) if not known else []
+    if loop:
+        lines.append("How it drives its cell:")
+        lines += [f"  - {t}" for t in loop[:3]]
+    if callee:
+        lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
+                     f"Fix {callee} first.")
+    return "\n".join(lines)
 
 
 def _watch(spec, data, namespace, inputs):
@@ -823,62 +851,79 @@ def _returned(how, field, value, cell, inputs, calls, steps, p, name):
     if any(r is None for r in results):
         return ("unknown", "")
     per = [_field(r, cell["outputs"], field) for r in results]
-    if how != "caches" and any(not isinstance(v, np.ndarray) for v in per):
+    if how == "caches":
+        return _returned_caches(value, per, p, name)
+    if any(not isinstance(v, np.ndarray) for v in per):
         return ("unknown", "")
     if how == "stack":
-        if not isinstance(value, np.ndarray) or value.ndim != 3 or any(not isinstance(s, int) for s in steps) \
-                or value.shape[2] <= max(steps):
-            return ("unknown", "")
-        for other in [field] + [o for o in cell["outputs"] if o != field]:
-            vals = [_field(r, cell["outputs"], other) for r in results]
-            if all(isinstance(v, np.ndarray) and v.shape == value.shape[:2] for v in vals) and \
-                    all(_close(value[:, :, t], v) for t, v in zip(steps, vals)):
-                return ("ok", "") if other == field else (
-                    "from:" + other, f"{name}[:, :, t] holds the {other} of step t, not its {field}")
-        if value.shape[:2] != per[0].shape:
-            return ("unknown", "")
-        bad = [t for t, v in zip(steps, per) if not _close(value[:, :, t], v)]
-        return ("unknown", f"{name}[:, :, t] is not the {field} returned for step t, at t = "
-                           f"{', '.join(map(str, sorted(bad)[:8]))}")
+        return _returned_stack(field, value, cell, results, per, steps, name)
     if how == "final":
-        options = {"ok": per[-1], "first_call": per[0]}
-        up = p["args"][0].get("upstream")
-        if up:
-            first_step = inputs[up][:, :, min(s for s in steps if isinstance(s, int))] if all(
-                isinstance(s, int) for s in steps) else None
-            if first_step is not None:
-                options["upstream"] = first_step
-                options["plus_upstream"] = per[-1] + first_step
-        options["zeros"] = np.zeros_like(per[-1])
-        for label, v in options.items():
-            if _close(value, v) and (label == "ok" or not _close(v, per[-1])):
-                return (label, "")
-        return ("unknown", f"{name} is not the {field} returned by the last call")
+        return _returned_final(field, value, inputs, per, steps, p, name)
     if how == "sum":
-        total = sum(per)
-        doubling = per[0]   # the running total added to itself as well as the step: t = 2 t + g
-        for g in per[1:]:
-            doubling = 2 * doubling + g
-        options = {"ok": total, "last": per[-1], "first": per[0], "twice": 2 * total,
-                   "twice_last": total + per[-1], "doubling": doubling, "mean": total / len(per)}
-        for label, v in options.items():
-            if _close(value, v) and (label == "ok" or not _close(v, total)):
-                return (label, "")
-        return ("unknown", f"{name} is not the sum over the steps of the {field} the calls returned")
-    if how == "caches":
-        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
-            return ("layout", f"{name} should be a tuple (list of the caches of every step, x)")
-        items = value[0]
-        caches = [_field(r, cell["outputs"], field) for r in results]
-        if len(items) != len(caches):
-            return ("layout", f"{name}[0] holds {len(items)} caches for {len(caches)} steps")
-        if all(_same(a, b) for a, b in zip(items, caches)):
-            return ("ok", "")
-        if all(isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) for a, b in zip(items, caches)):
-            return ("changed", f"the caches in {name} no longer hold what {p['callee']} returned: "
-                               "a value stored in them was changed afterwards")
-        return ("layout", f"{name}[0] does not hold the caches {p['callee']} returned, one per step")
+        return _returned_sum(field, value, per, name)
     return ("unknown", "")
+
+
+def _returned_stack(field, value, cell, results, per, steps, name):
+    """A value stacked over the steps: each slice is what the cell returned at that step."""
+    if not isinstance(value, np.ndarray) or value.ndim != 3 or any(not isinstance(s, int) for s in steps) \
+            or value.shape[2] <= max(steps):
+        return ("unknown", "")
+    for other in [field] + [o for o in cell["outputs"] if o != field]:
+        vals = [_field(r, cell["outputs"], other) for r in results]
+        if all(isinstance(v, np.ndarray) and v.shape == value.shape[:2] for v in vals) and \
+                all(_close(value[:, :, t], v) for t, v in zip(steps, vals)):
+            return ("ok", "") if other == field else (
+                "from:" + other, f"{name}[:, :, t] holds the {other} of step t, not its {field}")
+    if value.shape[:2] != per[0].shape:
+        return ("unknown", "")
+    bad = [t for t, v in zip(steps, per) if not _close(value[:, :, t], v)]
+    return ("unknown", f"{name}[:, :, t] is not the {field} returned for step t, at t = "
+                       f"{', '.join(map(str, sorted(bad)[:8]))}")
+
+
+def _returned_final(field, value, inputs, per, steps, p, name):
+    """A value the last call returned (a gradient carried back to the first step)."""
+    options = {"ok": per[-1], "first_call": per[0]}
+    up = p["args"][0].get("upstream")
+    if up and all(isinstance(s, int) for s in steps):
+        first_step = inputs[up][:, :, min(steps)]
+        options["upstream"] = first_step
+        options["plus_upstream"] = per[-1] + first_step
+    options["zeros"] = np.zeros_like(per[-1])
+    for label, v in options.items():
+        if _close(value, v) and (label == "ok" or not _close(v, per[-1])):
+            return (label, "")
+    return ("unknown", f"{name} is not the {field} returned by the last call")
+
+
+def _returned_sum(field, value, per, name):
+    """A value summed over the steps (a weight's gradient), and the usual wrong totals."""
+    total = sum(per)
+    doubling = per[0]   # the running total added to itself as well as the step: t = 2 t + g
+    for g in per[1:]:
+        doubling = 2 * doubling + g
+    options = {"ok": total, "last": per[-1], "first": per[0], "twice": 2 * total,
+               "twice_last": total + per[-1], "doubling": doubling, "mean": total / len(per)}
+    for label, v in options.items():
+        if _close(value, v) and (label == "ok" or not _close(v, total)):
+            return (label, "")
+    return ("unknown", f"{name} is not the sum over the steps of the {field} the calls returned")
+
+
+def _returned_caches(value, caches, p, name):
+    """The caches a sequence's forward returns: the cell's own, one per step, unchanged."""
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
+        return ("layout", f"{name} should be a tuple (list of the caches of every step, x)")
+    items = value[0]
+    if len(items) != len(caches):
+        return ("layout", f"{name}[0] holds {len(items)} caches for {len(caches)} steps")
+    if all(_same(a, b) for a, b in zip(items, caches)):
+        return ("ok", "")
+    if all(isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) for a, b in zip(items, caches)):
+        return ("changed", f"the caches in {name} no longer hold what {p['callee']} returned: "
+                           "a value stored in them was changed afterwards")
+    return ("layout", f"{name}[0] does not hold the caches {p['callee']} returned, one per step")
 
 
 def _aspect_of(spec, aspect):

@@ -1,0 +1,247 @@
+"""The assignment contract: what the engine needs from one assignment of the course.
+
+An assignment is a fixed set of files read by one engine, so a new one always goes in the
+same places:
+
+- ``assignments/<id>/``: a package whose ``ASSIGNMENT`` is an instance of a subclass of
+  :class:`Assignment` (the exercises as data, the reference solution, the cases, the
+  catalog of mistakes);
+- ``source/<id>/``: the source notebook ``<id>.ipynb`` (nbgrader markup) and the helper
+  files shipped beside it (e.g. a module of activation functions).
+
+Everything else (the judge, the students' checks, mutation and diagnosis, the notebook's
+generated cells, the release and its checks, grading) lives in ``assignments/grading`` and
+names no assignment.
+Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
+"""
+import abc
+import functools
+import importlib
+import inspect
+import os
+import pkgutil
+from dataclasses import dataclass, field
+
+from .. import PACKAGE, REPO, SHIPPED
+
+# Where each assignment's source folder is read from: the repository's source/, or, in a
+# grading worker, the copy of it that the worker received (``use_source``): a worker may have
+# the course installed as a package, with no repository beside it (a Dask worker's image).
+SOURCE_ROOT = {"path": os.path.join(REPO, "source")}
+
+
+def use_source(root):
+    """Read the assignments' source folders (helper files, shipped modules) under ``root``;
+    returns the root used until now."""
+    before, SOURCE_ROOT["path"] = SOURCE_ROOT["path"], root
+    return before
+STUDENT_CHECKS = os.path.join(SHIPPED, "student_checks.py")
+CHECK_DATA = "check_data.json"
+
+
+# What the judge tells a learner when a fact about the cases separates the passing ones from
+# the failing ones: (when only such cases pass, when only such cases fail). Assignments add
+# their own (Assignment.case_hints).
+COMMON_CASE_HINTS = {
+    "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
+              "carry over from one time step to the next.",
+              "It fails only when the sequence has a single time step (T_x = 1): look for code that "
+              "assumes at least two steps."),
+    "m=1": ("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
+            "handled, for instance in sums and in shapes.",
+            "It fails only with a single example (m = 1): look for code that drops or confuses the "
+            "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+}
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded function."""
+
+    name: str
+    """The function's name; also the grade_id of its answer cell."""
+    points: float
+    """What it is worth."""
+    args: tuple
+    """Argument names, in order."""
+    outputs: tuple
+    """Names of the returned tuple's items, or of the returned dict's keys."""
+    returns_dict: bool
+    """Backward passes return a dict, forward passes a tuple."""
+    weights: dict = field(default_factory=dict)
+    """Output name -> share of the points (default 1 each)."""
+    callees: tuple = ()
+    """Graded functions this one calls; a caller is judged with the reference callees."""
+    forward: str = ""
+    """For a backward pass: the forward function that makes its cache."""
+    parameters: tuple = ()
+    """Keys of the ``parameters`` dict the function (or its forward pass) reads."""
+    cache: tuple = ()
+    """Names of the fields of one step's cache, in order."""
+    protocol: dict = field(default_factory=dict)
+    """For a loop over a cell: how it must drive the cell (see student_checks.protocol)."""
+
+    def weight(self, output):
+        return self.weights.get(output, 1.0)
+
+
+# The files of an assignment's package the engine reads: attribute -> (module, name in it).
+PACKAGE_FILES = {"exercises": ("exercises", "EXERCISES"), "reference": ("reference", ""),
+                 "catalog": ("mistakes", "CATALOG"), "cases": ("cases", "")}
+
+
+class Assignment(abc.ABC):
+    """One assignment. Subclasses set the class attributes and implement the abstract
+    methods; the engine calls nothing else."""
+
+    id: str = ""
+    """Folder name in source/, release/ and submitted/<student>/; also the nbgrader assignment id."""
+    short: str = ""
+    """The prefix of the files a release ships: ``<short>_checks.py``, ``<short>_utils.py``."""
+    notebook: str = ""
+    """The notebook's file name, without .ipynb (default: ``id``)."""
+    checks_module: str = ""
+    """The name the students' checks ship under (``from <name> import check``; default
+    ``<short>_checks``)."""
+    reference_helpers: tuple = ()
+    """Names of the reference's helper functions a stand-in callee needs (e.g. activations)."""
+    case_hints: dict = {}
+    """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
+    utils_module: str = ""
+    """The name the notebook's utilities ship under (``from <name> import ...``; default
+    ``<short>_utils``), generated from ``utils_template``."""
+    utils_template: str = os.path.join(PACKAGE, "shared", "utils.py")
+    """The path of the text the notebook's utilities are made from (NOTEBOOK_TITLE in it becomes
+    ``notebook_title``)."""
+    notebook_title: str = "this notebook"
+    """How the generated utilities' docstring names the notebook."""
+
+    # Read from the assignment's package (PACKAGE_FILES) unless the subclass sets them:
+    exercises: tuple = ()
+    """The graded functions, callees before callers (the judge's order): exercises.EXERCISES."""
+    reference = None
+    """The module holding the reference solution, one function per exercise: reference.py."""
+    catalog: tuple = ()
+    """The catalogued mistakes (contract.mutation.Mistake), as data: mistakes.CATALOG."""
+    cases = None
+    """The module of the assignment's seeded cases, cases.py: HIDDEN_SHAPES and PUBLIC_SHAPES
+    (Shape), and EXAMPLES ({function: Recipe}, the notebook's worked examples)."""
+
+    def __init_subclass__(cls, **kwargs):
+        """An assignment is a package of fixed files read by one engine (PACKAGE_FILES): a
+        new assignment, or a new exercise, has one place to go."""
+        super().__init_subclass__(**kwargs)
+        package = cls.__module__
+        for attr, (module, name) in PACKAGE_FILES.items():
+            if attr not in cls.__dict__:
+                found = importlib.import_module(f"{package}.{module}")
+                setattr(cls, attr, getattr(found, name) if name else found)
+        cls.notebook = cls.notebook or cls.id
+        cls.checks_module = cls.checks_module or f"{cls.short}_checks"
+        cls.utils_module = cls.utils_module or f"{cls.short}_utils"
+
+    # --- what the engine reads, with defaults from ``cases`` ---------------------------------
+
+    def hidden_cases(self, name):
+        """The hidden tests of ``name`` as (description, arguments, facts); only for grading."""
+        from .cases import inputs
+        return [(f"a hidden case with {s.describe(name)}", inputs(self, s.recipe(name)), s.facts(name))
+                for s in self.cases.HIDDEN_SHAPES]
+
+    def public_cases(self, name):
+        """The inputs the students' checks run on, as [(label, recipe)]: the notebook's worked
+        example first (grading.contract.cases.Recipe)."""
+        return ([("the worked example above", self.cases.EXAMPLES[name])]
+                + [(f"a small example with {s.describe(name)}", s.recipe(name)) for s in self.cases.PUBLIC_SHAPES])
+
+    def example(self, name):
+        """The recipe of the worked example the notebook prints for ``name``."""
+        return self.cases.EXAMPLES[name]
+
+    def gradient_check_lines(self, name, args, got, wrong):
+        """Sentences comparing wrong gradients with a numerical estimate (none by default)."""
+        return []
+
+    def finish_release_notebook(self, nb):
+        """Add to the notebook nbgrader's generate_assignment is making what only the release
+        carries (figures drawn now, for instance; release.CourseRelease calls it); nothing by
+        default."""
+
+    # --- derived by the engine --------------------------------------------------------------
+
+    @functools.cached_property
+    def by_name(self):
+        return {e.name: e for e in self.exercises}
+
+    @property
+    def max_score(self):
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def source_dir(self):
+        return os.path.join(SOURCE_ROOT["path"], self.id)
+
+    @property
+    def checks_file(self):
+        return STUDENT_CHECKS
+
+    @functools.cached_property
+    def checks(self):
+        """The students' check module (the engine's comparison code, numpy only)."""
+        spec = importlib.util.spec_from_file_location(f"{self.id}_{self.checks_module}", STUDENT_CHECKS)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    @functools.cached_property
+    def mistakes(self):
+        from .mutation import Catalog
+        return Catalog(self.reference, self.catalog)
+
+    def shipped_module(self, filename):
+        """A helper module students get, loaded from source/ (never from a submission)."""
+        spec = importlib.util.spec_from_file_location(f"{self.id}_{filename[:-3]}", os.path.join(self.source_dir, filename))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    def helper_files(self):
+        """The files that ship beside the notebook (what a grading kernel may see)."""
+        own = [f for f in os.listdir(self.source_dir) if not f.endswith(".ipynb") and not f.startswith((".", "__"))]
+        generated = {self.checks_module + ".py", CHECK_DATA} | ({self.utils_module + ".py"} if self.utils_module else set())
+        return sorted(set(own) | generated)
+
+    def spec(self, name):
+        """What the comparison needs to know about one function's outputs."""
+        ex = self.by_name[name]
+        return {"name": name, "args": list(ex.args), "outputs": list(ex.outputs),
+                "returns_dict": ex.returns_dict, "callees": list(ex.callees),
+                "cache_fields": list(ex.cache), "protocol": ex.protocol}
+
+    def expected(self, name, args):
+        return self.mistakes.run(getattr(self.reference, name), args)
+
+    def callee_source(self, name):
+        """Source text defining the reference ``name`` and its helpers, to stand in for a
+        learner's version while a caller of it is judged."""
+        functions = [getattr(self.reference, h) for h in self.reference_helpers] + [getattr(self.reference, name)]
+        return "\n\n".join(["import numpy as np"] + [inspect.getsource(f) for f in functions])
+
+
+def load(assignment_id):
+    """The assignment ``assignment_id``: the ASSIGNMENT of package assignments.<id>."""
+    try:
+        module = importlib.import_module(f"{__package__.split('.')[0]}.{assignment_id}")
+    except ImportError as exc:
+        raise KeyError(f"no assignment {assignment_id!r} in this course (known: {', '.join(known()) or 'none'})") from exc
+    found = getattr(module, "ASSIGNMENT", None)
+    if not isinstance(found, Assignment):
+        raise KeyError(f"{module.__name__} defines no ASSIGNMENT (an instance of grading.assignment.Assignment)")
+    return found
+
+
+def known():
+    """The ids of the course's assignments: packages next to grading/ with a source/ folder."""
+    parent = PACKAGE
+    return sorted(m.name for m in pkgutil.iter_modules([parent])
+                  if m.ispkg and m.name != "grading" and os.path.isdir(os.path.join(REPO, "source", m.name)))

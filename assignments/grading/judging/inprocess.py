@@ -1,0 +1,33 @@
+"""Judge functions in this process, through the same harness and JSON round trip as the
+kernel path. For tests and for staff previewing the hidden tests; never for grading
+untrusted code.
+Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here."""
+import json
+
+from ..shipped import harness
+from . import judge
+from .judge import Judge, read_reply
+
+
+def kernel_namespace(assignment):
+    """The private namespace the harness runs in: check module + harness, as in a kernel."""
+    namespace = {"__name__": "__grader__"}
+    exec(compile(harness.kernel_source(assignment), "<grader>", "exec"), namespace)
+    return namespace
+
+
+def caller(assignment, functions):
+    """A ``call(name, cases, callees)`` for the Judge that runs ``functions[name]`` here."""
+    ns = kernel_namespace(assignment)
+
+    def call(name, cases, callees):
+        req = judge.request(assignment, name, cases, callees)
+        return [read_reply(assignment, json.loads(json.dumps(reply)))
+                for reply in ns["call"](functions, json.loads(json.dumps(req)))]
+    return call
+
+
+def judge_all(assignment, functions, names=None):
+    j = Judge(assignment)
+    return {n: j.judge(n, caller(assignment, functions))
+            for n in (names or [e.name for e in assignment.exercises])}

@@ -1,0 +1,350 @@
+"""The hidden tests' judge. It runs in the grading process, never in the student's kernel.
+
+The kernel only computes: ``call(name, cases, callees)`` runs the learner's function on
+the hidden inputs there and hands back its outputs (and what the harness observed). Comparing
+them with the reference, naming the mistake and scoring all happen here, where the
+learner's code cannot reach.
+Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
+"""
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
+STATUSES = ("ok", "missing", "not_implemented", "raised")
+
+
+def read_reply(assignment, data):
+    """(status, outputs or message, observations) from the harness's reply. The reply comes
+    from the learner's process, so it is checked, and its text cut to one short line."""
+    try:
+        status, observed = data["status"], data.get("observed", {})
+        if status not in STATUSES or not isinstance(observed, dict):
+            raise ValueError(status)
+        calls, deferred = observed.get("calls"), observed.get("calls_recorded")
+        observed = {"reads_globals": [str(n)[:40] for n in observed.get("reads_globals", [])][:10]}
+        if isinstance(calls, list):
+            observed["calls"] = assignment.checks.decode_calls(calls[:1000])
+        elif isinstance(deferred, int) and not isinstance(deferred, bool):
+            observed["calls_recorded"] = True   # kept in the kernel: see DeferredCalls
+        if status == "ok":
+            return "ok", assignment.checks.decode(data["output"]), observed
+        return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
+    except Exception:
+        return "fault", "returned a reply the grader could not read", {}
+
+
+def _item(outputs, ex, name):
+    return outputs[name] if ex.returns_dict else outputs[ex.outputs.index(name)]
+
+
+def _all_zero(x):
+    if isinstance(x, np.ndarray):
+        return x.size > 0 and not np.any(x)
+    if isinstance(x, (tuple, list)):
+        return bool(x) and all(_all_zero(v) for v in x)
+    if isinstance(x, dict):
+        return bool(x) and all(_all_zero(v) for v in x.values())
+    return False
+
+
+def request(assignment, name, cases, callees, defer_calls=False):
+    """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
+    for a loop over a cell, record every call it makes to that cell (``defer_calls``: keep
+    them in the kernel until asked for, see DeferredCalls)."""
+    spec = assignment.spec(name)
+    req = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
+           "callees": {c: assignment.callee_source(c) for c in callees}}
+    p = spec.get("protocol")
+    if p and p["callee"] in callees:
+        req["record"] = {"callee": p["callee"], "callee_args": assignment.spec(p["callee"])["args"],
+                         "args": spec["args"]}
+        if defer_calls:
+            req["record"]["defer"] = True
+    return req
+
+
+class DeferredCalls:
+    """The calls a loop made to its cell on each hidden case, left in the kernel by the call
+    and fetched, all cases at once, the first time the judge looks at one. Only a wrong
+    loop's calls are looked at, so a correct one never pays for sending them (they are most
+    of what judging a loop would send). ``fetch()`` returns {case: calls} ({} on failure)."""
+
+    def __init__(self, fetch):
+        self._fetch, self._calls = fetch, None
+
+    def case(self, index):
+        if self._calls is None:
+            try:
+                self._calls = self._fetch()
+            except Exception:
+                self._calls = {}
+        return self._calls.get(index)
+
+
+@dataclass
+class Verdict:
+    id: str
+    score: float
+    max_score: float
+    passed: bool
+    diagnoses: list = field(default_factory=list)
+    feedback: str = ""
+    outcome: str = "judged"   # judged | missing | not_implemented | raised | fault
+    cases_passed: int = 0
+    cases: int = 0
+
+    def to_json(self):
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    """One hidden case: what happened and which outputs were wrong."""
+    label: str
+    args: tuple
+    facts: set
+    status: str                       # ok | missing | not_implemented | raised | fault
+    text: str = ""
+    got: object = None
+    observed: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+    wrong: set = field(default_factory=set)
+    fraction: float = 0.0
+
+    @property
+    def right(self):
+        return self.status == "ok" and not self.wrong
+
+
+class Judge:
+    def __init__(self, assignment):
+        self.a = assignment
+        self._cases, self._expected, self._pairs, self._requests = {}, {}, {}, {}
+
+    def cases(self, name):
+        if name not in self._cases:
+            self._cases[name] = self.a.hidden_cases(name)
+        return self._cases[name]
+
+    def request_text(self, name, callees):
+        """``request`` on this judge's hidden cases for ``name`` as two JSON texts: the
+        request without the reference callees' source, and ``{"callees": ...}``. The same
+        for every submission, so they are encoded once per grading process. Only the first
+        may be sent to a kernel before its call (a warm kernel is forked with it): the
+        reference's source must not reach a kernel before the callee itself was judged.
+        A loop's recorded calls stay in the kernel until asked for (DeferredCalls)."""
+        key = (name, tuple(callees))
+        if key not in self._requests:
+            req = request(self.a, name, [c[1] for c in self.cases(name)], callees, defer_calls=True)
+            callees_text = json.dumps({"callees": req.pop("callees")})
+            self._requests[key] = json.dumps(req), callees_text
+        return self._requests[key]
+
+    def expected(self, name, index, picks=()):
+        """The reference's outputs on a hidden case, or a mutant's (cached). None when the
+        mutant cannot be built (two edits of the same line) or does not return."""
+        key = (name, index, picks)
+        # one judge grades a whole class: keep the reference's and single mistakes' outputs,
+        # but only one submission's worth of pairs (thousands of them, rarely reused)
+        cache = self._expected if len(picks) < 2 else self._pairs
+        if key not in cache:
+            args = self.cases(name)[index][1]
+            if not picks:
+                cache[key] = self.a.expected(name, args)
+            else:
+                try:
+                    cache[key] = self.a.mistakes.run(self.a.mistakes.mutant(name, picks), args)
+                except Exception:
+                    cache[key] = None
+        return cache[key]
+
+    def judge(self, name, call):
+        """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
+        cases at once and returns (status, outputs or message, observations) per case; it may
+        return fewer, when the function is missing, not written or stopped by a fault."""
+        self._pairs.clear()
+        ex = self.a.by_name[name]
+        spec = self.a.spec(name)
+        total = sum(ex.weight(o) for o in ex.outputs)
+        cases = self.cases(name)
+        outcomes = []
+        for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
+            o = Outcome(label, args, facts, status, observed=observed)
+            if status == "ok":
+                o.got = value
+                expected = self.expected(name, len(outcomes))
+                o.problems, o.wrong = self.a.checks.compare(spec, value, expected, show_values=False)
+                # an output that should be all zeros earns nothing: a stub returning zeros gets it right
+                counted = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
+                weight = sum(ex.weight(out) for out in counted) or total
+                o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
+            else:
+                o.text = value
+            outcomes.append(o)
+            if status in ("missing", "not_implemented", "fault"):
+                break   # the same on every case; a function that hung or crashed is not run again
+        return self._verdict(ex, outcomes, len(cases))
+
+    def _verdict(self, ex, outcomes, n):
+        passed_cases = sum(o.right for o in outcomes)
+        passed = passed_cases == n
+        score = ex.points if passed else min(
+            round(ex.points * sum(o.fraction for o in outcomes) / n, 2), ex.points - 0.01)
+        diagnoses = [] if passed else self.diagnose(ex.name, outcomes)
+        first = outcomes[0].status if outcomes else "missing"
+        outcome = "judged" if first == "ok" else first
+        v = Verdict(ex.name, float(score), float(ex.points), passed, diagnoses,
+                    outcome=outcome, cases_passed=passed_cases, cases=n)
+        v.feedback = self._feedback(ex, v, outcomes)
+        return v
+
+    # --- naming the mistake -------------------------------------------------------------
+
+    def _matches(self, name, picks, outcomes):
+        spec = self.a.spec(name)
+        for i, o in enumerate(outcomes):
+            mutant = self.expected(name, i, picks)
+            if mutant is None or self.a.checks.compare(spec, o.got, mutant, show_values=False)[0]:
+                return False
+        return True
+
+    def _explains(self, name, pick, outcomes):
+        """Does this variant alone reproduce at least one wrong output on the first case?"""
+        o = next((o for o in outcomes if o.wrong), None)
+        if o is None:
+            return False
+        mutant = self.expected(name, outcomes.index(o), (pick,))
+        if mutant is None:
+            return False
+        _, still_wrong = self.a.checks.compare(self.a.spec(name), o.got, mutant, show_values=False)
+        return bool(o.wrong - still_wrong)
+
+    def diagnose(self, name, outcomes):
+        """Codes of catalogued mistakes: those whose variant (or pair of variants of two
+        mistakes) reproduces the learner's outputs on every hidden case, smallest
+        explanation first; plus those a detector observed in the kernel."""
+        codes = set()
+        for m in self.a.mistakes.for_function(name):
+            if m.detector and any(o.observed.get(m.detector) for o in outcomes):
+                codes.add(m.code)
+            if m.raises and any(o.status == "raised" and re.search(m.raises, o.text) for o in outcomes):
+                codes.add(m.code)
+        findings = self.findings(name, outcomes)
+        if any(findings):
+            behaviours = [{"code": m.code, "aspect": aspect, "label": label}
+                          for m in self.a.mistakes.for_function(name) for aspect, label in m.behaviour]
+            by_loop = self.a.checks.by_protocol(self.a.spec(name), behaviours, findings)
+            if by_loop:   # the loop's own behaviour explains it: nothing to guess from outputs
+                return sorted(codes | set(by_loop))
+        if not outcomes or any(o.status != "ok" for o in outcomes):
+            return sorted(codes)
+        singles = [p for p in self.a.mistakes.variants(name) if self._matches(name, (p,), outcomes)]
+        if singles:
+            return sorted(codes | {code for code, _ in singles})
+        # output by output: mistakes in different outputs (one gate here, a bias there) are
+        # each proved by the outputs they reproduce exactly
+        wrong = set().union(*(o.wrong for o in outcomes))
+        explained, found = set(), set()
+        for p in self.a.mistakes.variants(name):
+            shown = self._explained_outputs(name, (p,), outcomes, wrong)
+            if shown:
+                explained |= shown
+                found.add(p[0])
+        if explained == wrong:
+            return sorted(codes | found)
+        partial = [p for p in self.a.mistakes.variants(name) if self._explains(name, p, outcomes)]
+        for pair in self.a.mistakes.pairs(name, first=partial, same_code=True)[:PAIR_BUDGET]:
+            if self._matches(name, pair, outcomes):
+                return sorted(codes | {code for code, _ in pair})
+            shown = self._explained_outputs(name, pair, outcomes, wrong - explained)
+            if shown:
+                explained |= shown
+                found |= {code for code, _ in pair}
+            if explained == wrong:
+                break
+        return sorted(codes | found)
+
+    def _explained_outputs(self, name, picks, outcomes, wrong):
+        """The wrong outputs that these variants reproduce exactly on every case, provided the
+        variants change no output the learner got right (and reproduce something non-zero)."""
+        spec, ex = self.a.spec(name), self.a.by_name[name]
+        same, nonzero = set(wrong), set()
+        for i, o in enumerate(outcomes):
+            mutant = self.expected(name, i, picks)
+            if mutant is None:
+                return set()
+            changed = self.a.checks.compare(spec, mutant, self.expected(name, i), show_values=False)[1]
+            if not changed <= wrong:
+                return set()
+            differs = self.a.checks.compare(spec, o.got, mutant, show_values=False)[1]
+            same &= changed - differs
+            nonzero |= {out for out in same if not _all_zero(_item(mutant, ex, out))}
+            if not same:
+                return set()
+        return same & nonzero
+
+    def findings(self, name, outcomes):
+        """What each case's recorded calls show about the loop (student_checks.protocol), or []."""
+        spec = self.a.spec(name)
+        if not spec.get("protocol"):
+            return []
+        cells = {n: self.a.spec(n) for n in self.a.by_name}
+        found = []
+        for o in outcomes:
+            calls = o.observed.get("calls")
+            if callable(calls):   # left in the kernel (DeferredCalls): fetched now
+                calls = calls()
+            try:
+                found.append(self.a.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),
+                                                    o.got if o.status == "ok" else None, calls) if calls else None)
+            except Exception:   # a reply shaped in a way the analysis did not foresee: say nothing
+                found.append(None)
+        return found
+
+    # --- words ------------------------------------------------------------------------------
+
+    def _hints(self, right, wrong, complete=True):
+        """Say so when a fact (one time step, one example) separates passing from failing cases."""
+        hints = []
+        if not complete:   # judging stopped early: the cases not run say nothing
+            return hints
+        for fact, (only_right, only_wrong) in self.a.case_hints.items():
+            has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
+            if right and all(has[0]) and not any(has[1]):
+                hints.append(only_right)
+            elif right and all(has[1]) and not any(has[0]):
+                hints.append(only_wrong)
+        return hints
+
+    def _feedback(self, ex, v, outcomes):
+        if v.passed:
+            return f"{ex.name} is correct: it passed all {v.cases} hidden cases."
+        if v.outcome == "missing":
+            return outcomes[0].text
+        if v.outcome == "not_implemented":
+            return f"{ex.name} is not written yet: it still raises NotImplementedError."
+        lines = [f"{ex.name} passed {v.cases_passed} of {v.cases} hidden cases."]
+        for code in v.diagnoses:
+            lines.append(f"Recognised mistake [{code}]: {self.a.mistakes.by_code[code].feedback}")
+        failing = [o for o in outcomes if not o.right]
+        first = failing[0]
+        if first.status in ("raised", "fault"):
+            lines.append(f"On {first.label}, it {first.text}.")
+        elif not v.diagnoses:
+            lines.append(f"On {first.label}:")
+            lines += [f"  - {p}" for p in first.problems[:6]]
+            loop = self.a.checks.unexplained(self.findings(ex.name, outcomes))
+            if loop:
+                lines.append("How the loop drives its cell:")
+                lines += [f"  - {text}" for text in loop[:4]]
+            else:
+                lines += self.a.gradient_check_lines(ex.name, first.args, first.got, first.wrong)
+        readers = sorted({n for o in outcomes for n in o.observed.get("reads_globals", [])})
+        if readers and not v.diagnoses:
+            lines.append(f"It reads the notebook variable(s) {', '.join(readers)} instead of using only "
+                         f"its arguments: results then depend on what else ran in the notebook.")
+        lines += self._hints([o for o in outcomes if o.right], failing, complete=len(outcomes) == v.cases)
+        return "\n".join(lines)

@@ -1,0 +1,274 @@
+"""JudgedExecute, the nbgrader preprocessor that executes the learner's cells (served by the
+harness: upstream/served_cells.py) and judges each graded function (judge.py) in a kernel
+with the harness in it (harness_kernel.py); configured in nbgrader_config.py.
+Rule (judging/): what comes back from the kernel is data to check; expected outputs never
+leave the grading process."""
+import functools
+import time
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader import utils
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Float, Integer, Unicode, default
+
+from ..contract.assignment import load as load_assignment
+from ..sandbox.kernel import GradingKernelManager
+from ..shipped import harness
+from ..upstream.served_cells import ServedCells, output_validator
+from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
+from .harness_kernel import HarnessKernel, stash_key
+from .judge import DeferredCalls, Judge, read_reply
+
+
+@functools.lru_cache(maxsize=None)
+def prepared(assignment):
+    """The judge, the harness's text and what a warm kernel is forked with, made once per
+    grading process and reused for every submission (local workers inherit it: the pipeline
+    makes it before they fork): the hidden cases and the reference's outputs on them are
+    the same for all. A warm kernel's zygote stashes the harness's code (compiled once) and
+    every judged call's request, under keys (zygotes.py's ``stash``)."""
+    output_validator()   # compiled here too, so that forked workers inherit it
+    judge, source = Judge(assignment), harness.kernel_source(assignment)
+    # the harness, run once in the zygote; each request parsed there, its cases decoded there
+    stash = {stash_key(source): {"text": source, "compile": True, "run": True, "filename": "<grader>"}}
+    for ex in assignment.exercises:
+        text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
+        stash[stash_key(text)] = {"text": text, "json": True, "decode": stash_key(source)}
+    return judge, source, stash
+
+
+class JudgedExecute(ServedCells, HarnessKernel, Execute):
+    """Execute the learner's cells as nbgrader does, then judge every graded function in the
+    grading process: the kernel runs the learner's function on hidden inputs and hands back
+    its outputs, and each test cell's outputs become the verdict (feedback and score).
+
+    Test cells are never executed, so nothing the learner prints, warns or rebinds reaches
+    them: stderr cannot zero a passing test and a patched ``np.testing`` cannot pass a
+    failing one. Functions are judged after all cells ran, callees first, whatever the order
+    of the cells. A cell or call that hangs, kills the kernel or floods output costs only
+    itself: the kernel is replaced, the cells that ran cleanly are replayed, and grading goes on.
+    """
+
+    assignment = Unicode(
+        "", help="The id of the assignment to judge (its package assignments.<id>); by default "
+                 "the one nbgrader is grading, from the notebook's resources.",
+    ).tag(config=True)
+    test_prefix = Unicode(
+        "test_", help="A graded test cell with grade_id test_<name> judges the function <name>."
+    ).tag(config=True)
+    call_timeout = Float(30, help="Seconds a learner's function may take on all its hidden "
+                                  "cases together.").tag(config=True)
+    notebook_timeout = Float(900, help="Seconds a whole notebook may take; then what is left "
+                                       "is not run and scores nothing.").tag(config=True)
+    max_output_bytes = Integer(100_000, help="Output kept from one cell; the rest is dropped "
+                                             "while it arrives.").tag(config=True)
+    max_reply_bytes = Integer(50_000_000, help="Largest reply one judged call may send back.").tag(config=True)
+    store_widget_state = Bool(False)   # widget messages would pile up in memory unchecked
+    prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
+                               "(each submission still gets a fresh kernel and sandbox). Only for "
+                               "cold kernels: a warm one is forked when needed.").tag(config=True)
+
+    serve_cells = Bool(True, help="Run the learner's cells as jobs of the one request that serves "
+                                  "the judge (the harness runs each as ipykernel runs an execute "
+                                  "request, and its outputs arrive on IOPub as usual) instead of one "
+                                  "execute request per cell: the same notebook, without ipykernel's "
+                                  "and nbclient's work per request. Cells with top-level await, and "
+                                  "every cell when streams are coalesced, still get a request of "
+                                  "their own.").tag(config=True)
+
+    @default("shutdown_kernel")
+    def _kill_when_done(self):
+        return "immediate"   # nothing in the kernel is worth a graceful goodbye: saves ~0.2 s
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", GradingKernelManager)
+        super().__init__(*args, **kwargs)
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def preprocess(self, nb, resources, km=None):
+        from nbclient import NotebookClient
+        self._assignment = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
+        self._judge, self._kernel_source, self._stash = prepared(self._assignment)
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        self._events, self._clean, self._deadline = [], [], time.monotonic() + self.notebook_timeout
+        self._kernels = 0   # kernels replaced so far: what one recorded, the next does not have
+        self._budget = OutputBudget(self.max_output_bytes)
+        self._channel = Channel(self._kernel_source, self.max_reply_bytes)
+        tests = {}
+        with self.setup_kernel():
+            self._ready()
+            self._start_spare()
+            for index, cell in enumerate(self.nb.cells):
+                name = self.exercise_of(cell)
+                if name:
+                    tests[name] = index
+                elif utils.is_grade(cell) and cell.cell_type == "code" and not utils.is_solution(cell):
+                    self._no_judge(cell)   # hidden tests never run in the learner's kernel
+                elif cell.cell_type == "code":
+                    self._run_learner_cell(cell, index)
+            try:
+                for ex in self._assignment.exercises:          # callees before callers
+                    if ex.name in tests:
+                        self._judge_cell(ex.name, tests[ex.name])
+            finally:
+                self._channel.close()   # the harness's request ends
+        self.set_widgets_metadata()
+        self.nb.metadata.setdefault("grader", {})["events"] = self._events
+        return self.nb, self.resources
+
+    def _no_judge(self, cell):
+        self._event("no_judge", cell.metadata["nbgrader"].get("grade_id", "?"), "a graded cell with no judge")
+        cell.outputs = [new_output("error", ename="NoJudge", evalue="no judge for this cell",
+                                   traceback=["The grader has no judge for this graded cell."])]
+
+    def _event(self, kind, where, detail=""):
+        if kind == "dead_kernel" and getattr(self.km, "oom_killed", lambda: False)():
+            # its cgroup's memory limit made Linux kill it (kernel.py's Cgroups)
+            kind, detail = "memory", "used more memory than a kernel may, and was killed"
+        self._events.append({"kind": kind, "where": where, "detail": detail})
+
+    # --- the learner's cells -------------------------------------------------------------------
+
+    def _run_learner_cell(self, cell, index):
+        if time.monotonic() > self._deadline:
+            self._event("notebook_timeout", f"cell {index}", "not run: the notebook's time was up")
+            return
+        try:
+            if self._can_serve(cell):
+                self._run_on_harness(cell, index)
+            else:
+                self._stop_harness()
+                self.execute_cell(cell, index, store_history=True)
+        except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
+            kind = "dead_kernel" if isinstance(exc, DeadKernelError) else "timeout"
+            self._event(kind, f"cell {index}", str(exc).splitlines()[0][:200] if str(exc) else "")
+            cell.outputs.append(new_output("error", ename=type(exc).__name__, evalue="stopped by the grader",
+                                           traceback=[f"The grader stopped this cell ({kind}) and restarted the kernel."]))
+            self._replace_kernel()
+            return
+        names = [o.get("ename") for o in cell.outputs if o.output_type == "error"]
+        if "CellTimeoutError" in names:
+            self._event("timeout", f"cell {index}", f"stopped after {self.timeout} s")
+        elif "MemoryError" in names:
+            self._event("memory", f"cell {index}", "ran out of memory")
+        elif "SystemExit" in names:
+            self._event("exit", f"cell {index}", "raised SystemExit")
+        else:
+            self._clean.append(index)
+
+    # --- judging --------------------------------------------------------------------------------
+
+    def exercise_of(self, cell):
+        if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
+            return None
+        grade_id = cell.metadata["nbgrader"].get("grade_id", "")
+        name = grade_id[len(self.test_prefix):] if grade_id.startswith(self.test_prefix) else None
+        return name if name in self._assignment.by_name else None
+
+    def _judge_cell(self, name, index):
+        verdict = self._judge.judge(name, self._call)
+        if verdict.outcome == "missing":   # say why, when its cell does not even compile
+            for cell in self.nb.cells:
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
+                    problem = self._assignment.checks.syntax_problem(cell.source, name)
+                    if problem:
+                        verdict.feedback = f"{name} is not defined: " + problem
+        cell = self.nb.cells[index]
+        cell.outputs = verdict_outputs(verdict)
+        cell.execution_count = None
+        cell.metadata["judge"] = verdict.to_json()
+
+    def _call(self, name, cases, callees):
+        """Run the function on all its hidden cases in one job (call_timeout seconds for
+        them all): one (status, outputs or message, observations) per case answered, then a
+        fault for the case that hung or killed the kernel, if one did."""
+        if time.monotonic() > self._deadline:
+            self._event("notebook_timeout", name, "not judged: the notebook's time was up")
+            return [("fault", "was not run: the notebook used up its time", {})]
+        # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
+        text, callees_text = self._judge.request_text(name, callees)
+        key = self._stashed(text)
+        job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
+        kernel = self._kernels
+        replies, fault = self._ask(job, name, "while called on a hidden case")
+        for why in sorted(set(self._channel.refused)):   # what the learner's process sent, refused
+            self._event("refused_reply", name, why)
+        results = []
+        for data in replies:
+            status, value, observed = read_reply(self._assignment, data)
+            if status == "fault":
+                self._event("no_result", name, value)
+            elif status == "raised" and "MemoryError" in value:
+                self._event("memory", name, "ran out of memory on a hidden case")
+            elif status == "raised" and value.startswith(("raised SystemExit", "raised KeyboardInterrupt")):
+                self._event("exit", name, value[:200])
+            results.append((status, value, observed))
+        if any([observed.pop("calls_recorded", False) for _, _, observed in results]):
+            recorded = DeferredCalls(functools.partial(self._recorded, name, kernel))
+            for case, (_, _, observed) in enumerate(results):
+                observed["calls"] = functools.partial(recorded.case, case)
+        finished = len(results) == len(cases) or (results and results[-1][0] in ("missing", "not_implemented", "fault"))
+        if fault is None and not finished:
+            self._event("no_result", name, "the kernel answered nothing the grader could read")
+            fault = "returned no result the grader could read"
+        return results[:len(cases)] + ([("fault", fault, {})] if fault and not finished else [])
+
+    def _ask(self, job, name, doing):
+        """One job for the harness, which is started on its first one: (its replies, None),
+        or (the replies that had arrived, why it stopped) after replacing a kernel that hung
+        or died. If the learner's code closed the harness's socket and the kernel lives, the
+        socket is connected again: a cell that did it costs nothing more (the harness is
+        started again), a function that did it costs only that function."""
+        for attempt in (1, 2):
+            started = self._channel.serving
+            try:
+                self._start_harness()
+                return self._channel.ask(job, self.call_timeout), None
+            except ChannelTimeout as exc:
+                self._event("timeout", name, doing)
+                self._replace_kernel()
+                return getattr(exc, "replies", []), f"did not finish within {self.call_timeout:g} s and had to be stopped"
+            except ChannelClosed as exc:
+                if self._died():
+                    self._event("dead_kernel", name, doing)
+                    self._replace_kernel()
+                    return getattr(exc, "replies", []), "made the kernel die (os._exit, a crash or a kill)"
+                self._reconnect()
+                if started or attempt == 2:
+                    self._event("no_result", name, "its code closed the grader's channel to the kernel")
+                    return getattr(exc, "replies", []), "closed the grader's channel to the kernel"
+
+    def _recorded(self, name, kernel):
+        """{case: calls} that the last judged call of this kernel recorded (see DeferredCalls);
+        {} when the kernel was replaced since, or the harness does not answer in time."""
+        if kernel != self._kernels or time.monotonic() > self._deadline:
+            return {}
+        replies, fault = self._ask({"op": "recorded"}, name, "while sending the calls its loop made")
+        found = {}
+        for data in [] if fault else replies:
+            try:
+                found[data["case"]] = self._assignment.checks.decode_calls(data["calls"][:1000])
+            except Exception:   # it comes from the learner's process: unreadable means unknown
+                pass
+        return found
+
+
+def verdict_outputs(v):
+    """A test cell's outputs that nbgrader's determine_grade scores as ``v.score``:
+    an error for no credit, otherwise the feedback and the score as the cell's result.
+    Built as nodes, as nbformat's new_output builds them but without checking each against
+    the schema (0.2 ms apiece, for outputs that are valid by construction); nbgrader
+    validates the whole notebook when it writes it."""
+    if v.score == 0:
+        lines = v.feedback.splitlines() or ["Failed."]
+        return [NotebookNode(output_type="error", ename="HiddenTestsFailed", evalue=lines[0],
+                             traceback=["\x1b[0;31m✗ " + lines[0] + "\x1b[0m"] + lines[1:])]
+    mark = "✓" if v.passed else "✗"
+    return [NotebookNode(output_type="stream", name="stdout", text=f"{mark} {v.feedback}\n"),
+            NotebookNode(output_type="execute_result", data={"text/plain": repr(v.score)}, execution_count=None,
+                         metadata={})]

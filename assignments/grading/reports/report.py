@@ -1,0 +1,328 @@
+"""What an instructor reads after grading: a summary table for the terminal, and the class
+report (``report.json``, ``report.html``) written beside ``results.json``.
+
+The report is built from ``results.json`` alone (plus ``timings.csv`` when it is there), so
+it can be regenerated at any time (``python -m assignments report``). It knows nothing of
+the assignment: function ids come from the results, and the words students were given for
+each mistake code from the ``messages`` the caller passes (the assignment's catalog). It is
+made for a MOOC: everything is counted in one pass, charts summarise (never one mark per
+student), and lists of students are cut at ``SHOWN`` names with the rest counted.
+Rule (reports/): reads results, never grades.
+"""
+import csv
+import functools
+import json
+import os
+
+from .. import TEMPLATES
+from . import charts
+
+SHOWN = 12          # students named in a list before "and N more"
+ROWS = 50           # rows of a table of submissions before "and N more"
+TOP_MISTAKES = 15   # bars in the mistakes chart (the table lists them all)
+BINS = 20           # bars in the score histogram
+
+# What the grader's flags mean (docs/grading.md, Flags), grouped as the report shows them.
+FAULT_KINDS = ("timeout", "notebook_timeout", "memory", "dead_kernel", "exit", "output_flood",
+               "invalid_output", "no_result", "no_judge")
+GROUPS = (
+    ("unreadable", "Unreadable submissions", "not a notebook, or not the expected file: graded 0"),
+    ("error", "Grader errors", "the grader itself failed on these (never expected): regrade them"),
+    ("faults", "Faults", "code that timed out, ran out of memory, killed its kernel, exited, flooded "
+                         "output or published outputs a notebook cannot hold; only the cell or function at "
+                         "fault lost its marks"),
+    ("tampering", "Tampering", "protected cells edited, deleted, duplicated or re-pointed; "
+                               "they were restored before grading"),
+    ("attempts", "Attempts on the grader", "code that reaches for files, the network, processes or the "
+                                           "grader's machinery (the sandbox stopped it)"),
+    ("other", "Other flags", "flags this report does not know"),
+)
+
+
+# ---------------------------------------------------------------- the terminal's table
+
+def _short(name):
+    return "".join(part[0] for part in name.split("_"))   # some_cell_forward -> scf
+
+
+def summary(results):
+    subs = results["submissions"]
+    if not subs:
+        return "No submissions found."
+    ids = [e["id"] for e in subs[0]["exercises"]]
+    width = max(7, max(len(s["student"]) for s in subs))
+    head = f"{'student':<{width}}  {'status':<10}  {'score':>6}  " + " ".join(f"{_short(i):>4}" for i in ids)
+    lines = [head, "-" * len(head)]
+    for s in subs:
+        cells = []
+        for e in s["exercises"]:
+            cells.append(f"{'ok':>4}" if e["passed"] else f"{e['score']:>4g}")
+        lines.append(f"{s['student']:<{width}}  {s['status']:<10}  {s['score']:>6g}  " + " ".join(cells))
+        named = [f"{e['id']}: {', '.join(e['diagnoses'])}" for e in s["exercises"] if e["diagnoses"]]
+        if named:
+            lines.append(f"{'':<{width}}  mistakes named: " + "; ".join(named))
+        if s["status"] not in ("graded",) and s["message"]:
+            lines.append(f"{'':<{width}}  {s['message'].splitlines()[0]}")
+    lines.append("")
+    lines.append("columns: " + ", ".join(f"{_short(i)} = {i}" for i in ids) + f"; max score {results['max_score']:g}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the numbers
+
+class BadResults(ValueError):
+    """results.json (or timings.csv) is not what `grade` writes."""
+
+
+def load_results(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            results = json.load(f)
+    except OSError as exc:
+        raise BadResults(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise BadResults(f"{path} is not JSON: {exc}") from None
+    problem = _shape_problem(results)
+    if problem:
+        raise BadResults(f"{path} is not a results.json written by `grade`: {problem}")
+    return results
+
+
+def _shape_problem(results):
+    if not isinstance(results, dict) or not {"assignment", "max_score", "submissions"} <= set(results):
+        return "it needs assignment, max_score and submissions"
+    for i, s in enumerate(results["submissions"]):
+        if not isinstance(s, dict) or not {"student", "status", "score", "flags", "exercises"} <= set(s):
+            return f"submission {i} lacks student, status, score, flags or exercises"
+        for e in s["exercises"]:
+            if not isinstance(e, dict) or not {"id", "score", "max_score", "passed", "diagnoses"} <= set(e):
+                return f"submission {i} ({s.get('student')}) has an exercise without id, score, max_score, passed or diagnoses"
+    return None
+
+
+def catalog_messages(assignment):
+    """Mistake code -> the words students are given, from the assignment's catalog."""
+    return {m.code: m.feedback for m in assignment.catalog}
+
+
+def load_timings(path):
+    """timings.csv as written by `grade` (student, status, seconds, cpu_seconds, worker), or
+    None when there is none."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [{"student": r["student"], "seconds": float(r["seconds"]),
+                     "cpu_seconds": float(r.get("cpu_seconds") or 0.0), "worker": r.get("worker", "")}
+                    for r in csv.DictReader(f)]
+    except (KeyError, ValueError, TypeError) as exc:
+        raise BadResults(f"{path} is not a timings.csv written by `grade`: {exc}") from None
+
+
+def _r(x, digits=6):
+    """Rounded, so that report.json is the same bytes on any machine."""
+    return round(float(x), digits)
+
+
+def _quantile(ordered, q):
+    if not ordered:
+        return 0.0
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def _stats(values):
+    ordered = sorted(values)
+    n = len(ordered)
+    return {"mean": _r(sum(ordered) / n) if n else 0.0, "median": _r(_quantile(ordered, 0.5)),
+            "q1": _r(_quantile(ordered, 0.25)), "q3": _r(_quantile(ordered, 0.75)),
+            "p90": _r(_quantile(ordered, 0.9)),
+            "min": _r(ordered[0]) if n else 0.0, "max": _r(ordered[-1]) if n else 0.0}
+
+
+def _histogram(values, top, bins=BINS):
+    top = top if top > 0 else 1.0
+    width = top / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(max(int(v / width), 0), bins - 1)] += 1
+    return {"edges": [_r(width * i) for i in range(bins + 1)], "counts": counts}
+
+
+def flag_group(flag):
+    kind = flag.split(":", 1)[0]
+    if kind in FAULT_KINDS:
+        return "faults"
+    if kind == "tampered":
+        return "tampering"
+    if kind == "attempt":
+        return "attempts"
+    if kind == "unsandboxed":
+        return None          # a property of the run, counted once
+    return "other"
+
+
+def _tally(subs):
+    """Per function, per (function, code) and per flag group: what the submissions show."""
+    order, functions, mistakes = [], {}, {}   # functions in the order results.json gives them
+    groups, statuses, unsandboxed = {g: [] for g, _, _ in GROUPS}, {}, 0
+    for s in subs:
+        statuses[s["status"]] = statuses.get(s["status"], 0) + 1
+        for e in s["exercises"]:
+            f = functions.get(e["id"])
+            if f is None:
+                order.append(e["id"])
+                f = functions[e["id"]] = {"id": e["id"], "max_score": _r(e["max_score"]), "passed": 0,
+                                          "total": 0.0, "failed_unexplained": 0, "named": 0}
+            f["passed"] += bool(e["passed"])
+            f["total"] += float(e["score"])
+            if not e["passed"] and s["status"] not in ("unreadable", "error"):
+                f["named" if e["diagnoses"] else "failed_unexplained"] += 1
+            for code in e["diagnoses"]:
+                mistakes.setdefault((e["id"], code), []).append(s["student"])
+        kinds = {}
+        for flag in s["flags"]:
+            group = flag_group(flag)
+            if group is None:
+                unsandboxed += 1
+            else:
+                kinds.setdefault(group, []).append(flag)
+        if s["status"] in ("unreadable", "error"):
+            kinds.setdefault(s["status"], [])
+        if s["status"] == "incomplete":
+            kinds.setdefault("faults", [])
+        for group, flags in kinds.items():
+            groups[group].append({"student": s["student"], "status": s["status"], "score": _r(s["score"]),
+                                  "flags": flags, "message": (s.get("message") or "").splitlines()[0] if s.get("message") else ""})
+    return order, functions, mistakes, groups, statuses, unsandboxed
+
+
+def _timing(timings):
+    seconds = [t["seconds"] for t in timings]
+    slowest = sorted(timings, key=lambda t: (-t["seconds"], t["student"]))[:SHOWN]
+    top = max(seconds) if seconds else 1.0
+    return dict(_stats(seconds), count=len(seconds), total_seconds=_r(sum(seconds)),
+                cpu_seconds=_r(sum(t["cpu_seconds"] for t in timings)), workers=len({t["worker"] for t in timings}),
+                slowest=[{"student": t["student"], "seconds": _r(t["seconds"])} for t in slowest],
+                histogram=_histogram(seconds, top))
+
+
+def build(results, messages=None, timings=None):
+    """The report's numbers (report.json) from results.json. ``messages`` maps a mistake
+    code to the words students were given; ``timings`` are timings.csv's rows."""
+    messages, subs = messages or {}, results["submissions"]
+    n = len(subs)
+    order, functions, mistakes, groups, statuses, unsandboxed = _tally(subs)
+    scores = [float(s["score"]) for s in subs]
+    report = {
+        "assignment": results["assignment"], "max_score": _r(results["max_score"]), "submissions": n,
+        "statuses": dict(sorted(statuses.items())),
+        "scores": dict(_stats(scores), full_marks=sum(1 for v in scores if v >= results["max_score"]),
+                       zero=sum(1 for v in scores if v == 0),
+                       histogram=_histogram(scores, float(results["max_score"]))),
+        "functions": [], "mistakes": [], "flagged": {}, "unsandboxed": unsandboxed,
+        "timing": _timing(timings) if timings else None,
+    }
+    for fid in order:
+        f = functions[fid]
+        report["functions"].append({
+            "id": fid, "max_score": f["max_score"], "passed": f["passed"],
+            "pass_rate": _r(f["passed"] / n) if n else 0.0,
+            "mean_score": _r(f["total"] / n) if n else 0.0,
+            "failed_with_named_mistake": f["named"], "failed_unexplained": f["failed_unexplained"]})
+    rank = {fid: i for i, fid in enumerate(order)}
+    for (fid, code), students in sorted(mistakes.items(), key=lambda kv: (-len(kv[1]), rank[kv[0][0]], kv[0][1])):
+        report["mistakes"].append({"code": code, "function": fid, "count": len(students),
+                                   "share": _r(len(students) / n) if n else 0.0,
+                                   "message": messages.get(code, ""), "students": sorted(students)})
+    for group, _, _ in GROUPS:
+        if groups[group]:
+            report["flagged"][group] = sorted(groups[group], key=lambda r: r["student"])
+    return report
+
+
+# ---------------------------------------------------------------- the charts
+
+def _histogram_chart(hist, name, xlabel, color):
+    return charts.histogram(hist["edges"], hist["counts"], name, xlabel, color)
+
+
+def _functions_chart(functions):
+    return charts.hbars([f["id"] for f in functions], [
+        ([100 * f["pass_rate"] for f in functions], "#2e7d32", "full marks (% of class)"),
+        ([100 * f["mean_score"] / f["max_score"] if f["max_score"] else 0 for f in functions], "#90caf9",
+         "mean score (% of points)")], "functions", "%", xmax=100)
+
+
+def _mistakes_chart(mistakes):
+    top = mistakes[:TOP_MISTAKES]
+    return charts.hbars([m["code"] for m in top], [([m["count"] for m in top], "#c62828", None)], "mistakes",
+                        "submissions", integer=True)
+
+
+# ---------------------------------------------------------------- the page
+
+PAGE = os.path.join(TEMPLATES, "report")
+
+
+@functools.lru_cache(maxsize=None)
+def _environment():
+    from jinja2 import Environment, FileSystemLoader
+    from markupsafe import Markup, escape
+    env = Environment(loader=FileSystemLoader(PAGE), autoescape=True, keep_trailing_newline=True)
+
+    def names(students):
+        shown = Markup(", ").join(students[:SHOWN])
+        rest = len(students) - SHOWN
+        return shown + (Markup(' <span class="more">and %d more</span>') % rest if rest > 0 else "")
+
+    def figure(svg, caption):
+        svg = svg.replace('role="img" ', f'role="img" aria-label="{escape(caption)}" ', 1)
+        return Markup(f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>")
+
+    env.filters.update(num=_num, pct=_pct, names=names)
+    env.globals.update(figure=figure, groups=GROUPS, max_rows=ROWS, top_mistakes=TOP_MISTAKES)
+    return env
+
+
+def _pct(x):
+    return f"{100 * x:.1f}%"
+
+
+def _num(x):
+    return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x)}"
+
+
+def render(report, charts=True):
+    """report.html: one self-contained page (inline CSS and SVG; no script, no network), from
+    templates/report/."""
+    n, sc, flagged = report["submissions"], report["scores"], report["flagged"]
+    drawn = {}
+    if charts and n:
+        drawn["scores"] = _histogram_chart(sc["histogram"], "scores", f"score (out of {_num(report['max_score'])})", "#1565c0")
+    if charts and report["functions"]:
+        drawn["functions"] = _functions_chart(report["functions"])
+    if charts and report["mistakes"]:
+        drawn["mistakes"] = _mistakes_chart(report["mistakes"])
+    if charts and report["timing"]:
+        drawn["timing"] = _histogram_chart(report["timing"]["histogram"], "timing", "seconds per submission", "#6a1b9a")
+    with open(os.path.join(PAGE, "report.css"), encoding="utf-8") as f:
+        css = f.read()
+    return _environment().get_template("report.html.j2").render(
+        r=report, n=n, sc=sc, flagged=flagged, charts=drawn, css=css,
+        n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
+
+
+def write(results, out, messages=None, timings=None):
+    """report.json and report.html into ``out``; returns their paths."""
+    report = build(results, messages, timings)
+    os.makedirs(out, exist_ok=True)
+    paths = os.path.join(out, "report.json"), os.path.join(out, "report.html")
+    with open(paths[0], "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    with open(paths[1], "w", encoding="utf-8") as f:
+        f.write(render(report))
+    return paths

@@ -1,0 +1,115 @@
+"""What the grader notices about a submission before running it: tampering with the cells
+students must not change, and code that tries to reach what the sandbox hides.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
+import copy
+import re
+
+from nbgrader import utils
+
+# (flag, pattern) looked for in the learner's code cells. The sandbox stops these anyway;
+# the flags tell the instructor someone tried.
+ATTEMPTS = (
+    ("reach_files", r"(/work/|/root|/home/|\.\./|\bassignments\b|gradebook|\bsubmitted/|\bautograded/)"),
+    ("network", r"\b(socket|urllib|http\.client|requests|httpx|ftplib|smtplib)\b"),
+    ("processes", r"\b(subprocess|os\.system|os\.popen|os\.fork|os\.kill|os\._exit|signal\.signal|ctypes)\b"),
+    ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|display_pub|np\.testing\.\w+\s*=|"
+                         r"builtins\.\w+\s*=|\w+_checks\.\w+\s*=|sys\.excepthook|socket\.socket\.\w+\s*=)"),
+)
+
+
+def _protected(nb):
+    """grade_id -> cell for the cells students must not change (locked ones: tests, imports)."""
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+            if utils.is_locked(c) and c.metadata.get("nbgrader", {}).get("grade_id")}
+
+
+def _signature(cell):
+    meta = cell.metadata.get("nbgrader", {})
+    return (cell.cell_type, cell.source, meta.get("grade"), meta.get("solution"), meta.get("locked"),
+            meta.get("points"))
+
+
+def tampering(submitted, release):
+    """Flags for protected cells that were edited, deleted, re-pointed or duplicated.
+    nbgrader restores them (checksums, add_missing_cells); these say it had to."""
+    flags = []
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells]
+    expected = _protected(release)
+    answers = {c.metadata["nbgrader"]["grade_id"] for c in release.cells
+               if c.metadata.get("nbgrader", {}).get("grade_id")}
+    for grade_id, cell in expected.items():
+        mine = [c for c in submitted.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+        if not mine:
+            flags.append(f"tampered:deleted:{grade_id}")
+        elif len(mine) > 1:
+            flags.append(f"tampered:duplicated:{grade_id}")
+        elif _signature(mine[0]) != _signature(cell):
+            flags.append(f"tampered:edited:{grade_id}")
+    for grade_id in sorted({i for i in ids if i and i not in answers}):
+        flags.append(f"tampered:unknown_cell:{grade_id}")
+    for grade_id in sorted({i for i in ids if i and ids.count(i) > 1 and i not in expected}):
+        flags.append(f"tampered:duplicated:{grade_id}")
+    return flags
+
+
+def attempts(submitted, release):
+    """Flags for code, outside the cells the release wrote, that looks for hidden things."""
+    given = {c.source for c in release.cells}
+    code = "\n".join(c.source for c in submitted.cells if c.cell_type == "code" and c.source not in given)
+    return [f"attempt:{flag}" for flag, pattern in ATTEMPTS if re.search(pattern, code)]
+
+
+def repair(submitted, release):
+    """Give every cell nbgrader knows the metadata the release gave it, so nbgrader's own
+    restoration (checksums, add_missing_cells) can work: cells with unknown, duplicated or
+    re-typed ids lose their nbgrader metadata, and changed metadata is put back. Metadata
+    where the grader records verdicts and events is removed: only the grader writes it."""
+    given = {c.metadata["nbgrader"]["grade_id"]: c for c in release.cells
+             if c.metadata.get("nbgrader", {}).get("grade_id")}
+    seen = set()
+    submitted.metadata.pop("grader", None)   # where the grader writes; a submission cannot
+    for cell in submitted.cells:
+        cell.metadata.pop("judge", None)
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if "nbgrader" not in cell.metadata:
+            continue
+        if grade_id not in given or grade_id in seen or cell.cell_type != given[grade_id].cell_type:
+            del cell.metadata["nbgrader"]
+            continue
+        seen.add(grade_id)
+        cell.metadata["nbgrader"] = copy.deepcopy(given[grade_id].metadata["nbgrader"])
+    restore_missing(submitted, release, seen)
+    return submitted
+
+
+def missing_answers(submitted, release):
+    """grade_ids of the release's answer cells the submission no longer has."""
+    have = {c.metadata.get("nbgrader", {}).get("grade_id") for c in submitted.cells}
+    return [c.metadata["nbgrader"]["grade_id"] for c in release.cells
+            if c.metadata.get("nbgrader", {}).get("solution") and c.metadata["nbgrader"].get("grade_id") not in have]
+
+
+def restore_missing(submitted, release, present):
+    """Put back, as the release has them, the nbgrader cells a submission deleted, each after
+    the cell that precedes it in the release: nbgrader can only restore a deleted test cell
+    next to its answer cell, and an emptied notebook must still be graded (with nothing)."""
+    position = {}
+    for cell in release.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if not grade_id:
+            continue
+        if grade_id in present:
+            position[grade_id] = next(i for i, c in enumerate(submitted.cells)
+                                      if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+            last = position[grade_id]
+            continue
+        if cell.metadata["nbgrader"].get("grade") and not cell.metadata["nbgrader"].get("solution") \
+                and position:   # nbgrader's add_missing_cells restores a test cell after its answer
+            continue
+        at = (last + 1) if position else 0
+        restored = copy.deepcopy(cell)
+        restored.pop("id", None)
+        submitted.cells.insert(at, restored)
+        position = {g: (i + 1 if i >= at else i) for g, i in position.items()}
+        position[grade_id] = last = at
+        present.add(grade_id)

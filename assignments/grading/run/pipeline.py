@@ -1,0 +1,408 @@
+"""Grade a class: stage the submissions, have workers autograde them with nbgrader (see
+worker.py and dispatch.py), record each result in the gradebook as it comes back, then
+write grades.csv, results.json, the class report (report.py) and the grades for an LMS
+(lms.py), all beside each other in --out/results/<assignment>/ (the latest run's also in --out/).
+
+Submissions are only ever read: each is copied into a private staging area first, so
+``submitted/`` is never modified, and a notebook that cannot be read is reported and
+skipped without stopping the others. Every run regrades from scratch (``force``), so a
+rerun is safe and gives the same results.
+Rule (run/): only the grading process writes the class's gradebook and folders.
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import sys
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import GenerateFeedback
+from nbgrader.plugins.export import CsvExportPlugin
+
+from ..authoring.generated import write_generated
+from ..judging.judged_execute import prepared
+from ..reports import lms, report
+from ..sandbox.kernel import sandbox_problem
+from ..sandbox.zygotes import ZYGOTES
+from ..upstream import feedback
+from ..upstream.saveautogrades import grades_of
+from . import folders, inspect_submission, record
+from .course import coursedir, load_config
+from .dispatch import Dispatch
+from .progress import Progress
+from .worker import Course
+
+WORK = ".nbgrader"          # the run's private course folder, under --out
+MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
+# written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
+OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv")
+
+
+# nbgrader globs and matches student ids as patterns: other characters could match others
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+
+
+class SandboxUnavailable(RuntimeError):
+    """Grading untrusted code needs the sandbox; say why it cannot run and how to opt out."""
+
+
+def submitted_root(submissions):
+    """Accept both DIR/submitted/<student>/... and DIR/<student>/... ."""
+    inner = os.path.join(submissions, "submitted")
+    return inner if os.path.isdir(inner) else submissions
+
+
+def find_students(root, assignment_id, only=None):
+    """The students with a folder for the assignment (of ``only``, when given)."""
+    return sorted(s for s in os.listdir(root)
+                  if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith(".")
+                  and (only is None or s in only))
+
+
+def stage(assignment, src, dest, release_nb):
+    """Copy one submission to ``dest``. Returns (error message or None, flags)."""
+    notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
+    expected = assignment.notebook + ".ipynb"
+    chosen = expected if expected in notebooks else (notebooks[0] if len(notebooks) == 1 else None)
+    if chosen is None:
+        found = ", ".join(notebooks) or "no .ipynb file"
+        return f"expected {expected} in the submission, found {found}", []
+    try:
+        invalid = {}
+        nb = nbformat.read(os.path.join(src, chosen), as_version=4, capture_validation_error=invalid)
+        if invalid:
+            raise invalid["ValidationError"]
+    except Exception as exc:  # not JSON, not a notebook, a newer format...
+        return f"{chosen} is not a readable Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})", []
+    flags = inspect_submission.tampering(nb, release_nb) + inspect_submission.attempts(nb, release_nb)
+    flags += [f"tampered:deleted:{g}" for g in inspect_submission.missing_answers(nb, release_nb)]
+    os.makedirs(dest)
+    with open(os.path.join(dest, expected), "w", encoding="utf-8") as f:   # validated as it was read
+        f.write(nbformat.v4.writes(inspect_submission.repair(nb, release_nb)) + "\n")
+    for name in os.listdir(src):
+        path = os.path.join(src, name)
+        if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
+            continue
+        if os.path.getsize(path) <= MAX_FILE_BYTES:
+            shutil.copyfile(path, os.path.join(dest, name))
+    return None, flags
+
+
+def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=None, scheduler=None,
+          db_url=None, progress=False, students=None):
+    """Grade every submission (``students``: only theirs, the others keep what an earlier run
+    gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
+    traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
+    ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
+    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
+    out = os.path.abspath(out)
+    aid = assignment.id
+    work = os.path.join(out, WORK)
+    config = run_config(out, db_url, sandbox, overrides, workers, scheduler)
+    dispatch = Dispatch(config=config)
+    if sandbox and not dispatch.scheduler:   # a cluster's workers are checked where they run
+        problem = sandbox_problem()
+        if problem:
+            raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
+                                     f"them outside the sandbox. To grade anyway, pass --no-sandbox "
+                                     f"(every result is then flagged 'unsandboxed').")
+    if os.path.exists(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    # one zygote for the local workers, booting while this process prepares
+    with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
+        if sandbox and ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
+            print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
+                  f"processes are limited per process, not as a whole: one submission can hold more memory than "
+                  f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
+                  f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
+                  file=sys.stderr)
+        course, release_nb = prepare_course(config, assignment, work)
+        root = submitted_root(os.path.abspath(submissions))
+        records, jobs = stage_all(assignment, root, work, release_nb, sandbox, None if students is None else set(students))
+        if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
+            feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
+            _, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
+            ZYGOTES.ready(keep)
+        bar = Progress(len(jobs), enabled=progress)
+        judged = {}   # student: what results.json takes from the autograded notebook (see verdicts)
+        placer = folders.Placer(os.path.join(work, "files"))
+        for result in dispatch.run(course, jobs, parent=work):
+            rec = records[result["student"]]
+            rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
+            if result["ok"]:
+                try:
+                    judged[rec["student"]] = store(config, assignment, work, result, placer)
+                except Exception as exc:
+                    rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+                else:
+                    rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
+            else:
+                rec.update(status="error", message=result["message"])
+            bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+    if progress:
+        for note in exchange_notes(work, aid, records):
+            print(f"note: {note}", file=sys.stderr)
+    return finish(config, assignment, out, records, judged, bar, partial=students is not None)
+
+
+def exchange_notes(work, aid, records):
+    """What to tell the instructor about submissions whose feedback nbgrader's release_feedback
+    cannot hand back: those without the files nbgrader's submit writes beside the notebook."""
+    lacking = {}
+    for student, rec in sorted(records.items()):
+        staged = os.path.join(work, "submitted", student, aid)
+        if rec["status"] == "pending" and os.path.isdir(staged):
+            missing = folders.missing_exchange_files(staged)
+            if missing:
+                lacking.setdefault(" and ".join(missing), []).append(student)
+    return [f"no {files} beside the notebook of {', '.join(students)}: nbgrader's release_feedback cannot hand "
+            f"{'this page' if len(students) == 1 else 'these pages'} back, and stops at the first such folder. "
+            f"Submissions collected by `nbgrader collect` have them; one collected while its student was still "
+            f"submitting may not: collect again with `nbgrader collect --update`, then grade again."
+            for files, students in lacking.items()]
+
+
+def run_config(out, db_url, sandbox, overrides, workers, scheduler):
+    """nbgrader's configuration for a run: the course's, its folders those of ``out`` (the
+    submissions staged in the run's private folder)."""
+    config = load_config(out, db_url, course=True, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
+                         submitted_directory=f"{WORK}/submitted",
+                         autograded_directory="autograded", feedback_directory="feedback")
+    for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
+        config[name].force = True
+    # the run's own copy of the release is for the gradebook's rows and for comparing
+    # submissions with: its source's generated files are written as it is made (prepare_course),
+    # and it needs no figures
+    config.GenerateAssignment.pre_convert_hook = None
+    config.CourseRelease.enabled = False
+    config.GradingKernelManager.sandbox = sandbox
+    if overrides is not None:
+        config.merge(overrides)
+    if workers is not None:
+        config.Dispatch.workers = workers
+    if scheduler is not None:
+        config.Dispatch.scheduler = scheduler
+    return config
+
+
+def prepare_course(config, assignment, work):
+    """The assignment's source (with its generated files), the class's gradebook holding it,
+    and what every worker receives (``Course``); also the release notebook, which staging
+    compares submissions with."""
+    aid = assignment.id
+    shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    write_generated(assignment, os.path.join(work, "source", aid), reuse_release=True)
+    seed_db = os.path.join(work, "seed.db")
+    seed = record.seed(config, aid, seed_db)   # also writes the release
+    record.prepare(config, aid, like="sqlite:///" + seed_db)
+    course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
+                    source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
+    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
+    return course, release_nb
+
+
+def stage_all(assignment, root, work, release_nb, sandbox, only=None):
+    """Stage every submission (of the students in ``only``, when given): {student: its
+    record so far}, and the workers' jobs for those that can be graded."""
+    aid = assignment.id
+    records, jobs = {}, []
+    for student in find_students(root, aid, only):
+        if not STUDENT_ID.match(student):
+            records[student] = {"student": student, "status": "unreadable", "flags": [],
+                                "message": "the student folder's name may only use letters, digits and . _ @ + -"}
+            continue
+        staged = os.path.join(work, "submitted", student, aid)
+        problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
+        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
+        notes = [problem] if problem else []
+        if gone and not problem:
+            notes.append(f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
+                         f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
+        records[student] = {"student": student, "status": "unreadable" if problem else "pending",
+                            "message": "; ".join(notes), "flags": flags + ([] if sandbox else ["unsandboxed"])}
+        if not problem:
+            jobs.append({"student": student, "files": read_files(staged)})
+    return records, jobs
+
+
+def finish(config, assignment, out, records, judged, bar, partial=False):
+    """After the workers: the gradebook's view of the run, results.json, grades.csv, the
+    report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
+    ``partial`` run (some students only) keeps the earlier results of the others."""
+    aid = assignment.id
+    own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
+    os.makedirs(own, exist_ok=True)
+    timings_path = os.path.join(own, "timings.csv")
+    earlier = earlier_results(os.path.join(own, "results.json"), aid) if partial else {}
+    bar.write_csv(timings_path, keep=earlier_timings(timings_path, set(earlier) - set(records)) if partial else ())
+
+    prefix = test_prefix(config)
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        for student, rec in records.items():
+            if rec["status"] != "pending":
+                forget(gb, config, aid, student)
+        entries = {s: collect(assignment, gb, records[s], prefix, *judged.get(s, ({}, []))) for s in records}
+        if partial:   # the others, as an earlier run left them, or as nbgrader's autograde did
+            others = {s: e for s, e in earlier.items() if s not in entries}
+            others.update(graded_elsewhere(config, assignment, gb, prefix, set(entries) | set(others)))
+            entries = {**others, **entries}
+        CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
+        sort_rows(os.path.join(own, "grades.csv"))
+    results = {"assignment": aid, "max_score": float(assignment.max_score),
+               "submissions": [entries[s] for s in sorted(entries)]}
+    with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+    # the class report and the LMS files live beside results.json and grades.csv
+    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path))
+    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
+    for fmt in lms.FORMATS:
+        lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
+    for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
+        shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
+    return results
+
+
+def graded_elsewhere(config, assignment, gb, prefix, known):
+    """Entries for the submissions autograded in the course folder but not by this command
+    (nbgrader's autograde, formgrader's Autograde button), read as ``collect`` reads ours: the
+    scores from the gradebook, the verdicts from the autograded notebook's test cells."""
+    found = {}
+    for student in folders.students(config, "autograded", assignment.id):
+        path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
+        if student in known or not STUDENT_ID.match(student) or not os.path.isfile(path):
+            continue
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception:   # not ours to judge: it is left out
+            continue
+        rec = {"student": student, "status": "pending", "message": "", "flags": []}
+        found[student] = collect(assignment, gb, rec, prefix, *verdicts(nb, prefix))
+    return found
+
+
+def earlier_results(path, assignment_id):
+    """{student: entry} of an earlier results.json of the assignment (none if unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict) or found.get("assignment") != assignment_id:
+        return {}
+    return {s["student"]: s for s in found.get("submissions", []) if isinstance(s, dict) and "student" in s}
+
+
+def earlier_timings(path, students):
+    """The rows of an earlier timings.csv for ``students``."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [row for row in csv.DictReader(f) if row.get("student") in students]
+    except OSError:
+        return []
+
+
+def test_prefix(config):
+    """The grade_id prefix of test cells, as JudgedExecute is configured."""
+    from ..judging.judged_execute import JudgedExecute
+    return config.JudgedExecute.get("test_prefix", JudgedExecute.test_prefix.default_value)
+
+
+def assignments_in(submissions):
+    """The ids of the assignments that some student folder holds."""
+    root = submitted_root(os.path.abspath(submissions))
+    found = set()
+    for student in os.listdir(root) if os.path.isdir(root) else ():
+        folder = os.path.join(root, student)
+        if os.path.isdir(folder) and not student.startswith("."):
+            found |= {a for a in os.listdir(folder) if os.path.isdir(os.path.join(folder, a))}
+    return sorted(found)
+
+
+def sort_rows(path):
+    """nbgrader exports rows in the database's order, which differs between SQLite and
+    PostgreSQL: sort them, so the same grades always give the same file."""
+    with open(path, newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    key = [header.index(c) for c in ("assignment", "student_id") if c in header]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header] + sorted(rows, key=lambda r: [r[i] for i in key] + r))
+
+
+def read_files(folder):
+    return {os.path.relpath(os.path.join(d, n), folder): open(os.path.join(d, n), "rb").read()
+            for d, _, names in os.walk(folder) for n in names}
+
+
+def store(config, assignment, work, result, placer):
+    """A worker's result into the class's folders and gradebook (this process alone writes
+    them), leaving what nbgrader's autograde and generate_feedback leave (folders.py). Returns
+    the notebook's verdicts and events (``verdicts``)."""
+    aid, student, name = assignment.id, result["student"], assignment.notebook
+    nb = nbformat.v4.reads(result["notebook"])   # as nbgrader wrote it in the worker: validated there
+    found = verdicts(nb, test_prefix(config))
+    staged = os.path.join(work, "submitted", student, aid)
+    timestamp = coursedir(config, aid, student).get_existing_timestamp(staged)
+    record.record(config, aid, name, student, nb, timestamp)
+    folders.write_autograded(config, aid, student, staged, os.path.join(work, "source", aid), name,
+                             result["notebook"], placer)
+    if result["feedback"] is None:
+        shutil.rmtree(folders.folder(config, "feedback", student, aid), ignore_errors=True)
+    elif record.graded_by_hand_or_late(config, aid, name, student):
+        # the worker's page shows its own gradebook's scores: the class's differ (a score given
+        # in formgrader, a late penalty), so the page is made here, by nbgrader, from the class's
+        GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()
+    else:
+        folders.write_feedback(config, aid, student, name, result["feedback"], placer)
+    return found
+
+
+def forget(gb, config, aid, student):
+    """A submission this run could not grade: keep the student (grades.csv shows 0) but
+    drop what an earlier run graded, in the gradebook and on disk."""
+    gb.update_or_create_student(student)
+    try:
+        gb.remove_submission(aid, student)
+    except MissingEntry:
+        pass
+    folders.remove(config, student, aid)
+
+
+def verdicts(nb, prefix):
+    """What results.json takes from an autograded notebook: the judge's verdicts by function
+    (stored in its test cells' metadata), and the kernel's events."""
+    found = {c.metadata["judge"]["id"]: c.metadata["judge"] for c in nb.cells
+             if "judge" in c.metadata and c.metadata.get("nbgrader", {}).get("grade_id")
+             == prefix + c.metadata["judge"].get("id")}
+    return found, nb.metadata.get("grader", {}).get("events", [])
+
+
+def collect(assignment, gb, rec, prefix, verdicts, events):
+    """One submission's entry in results.json, from the gradebook and the verdicts that the
+    judge stored in the autograded notebook."""
+    aid, student = assignment.id, rec["student"]
+    entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
+    scores = {}
+    if rec["status"] == "pending":
+        try:
+            submission = gb.find_submission_notebook(assignment.notebook, aid, student)
+            scores = {name: grade.score for name, grade in grades_of(gb, submission).items()}
+        except MissingEntry:
+            pass
+    entry["flags"] += [f"{e['kind']}:{e['where']}" for e in events]
+    for ex in assignment.exercises:
+        v = verdicts.get(ex.name, {})
+        score = scores.get(prefix + ex.name) or 0.0
+        entry["exercises"].append({
+            "id": ex.name, "score": float(score), "max_score": float(ex.points),
+            "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
+            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict."))})
+    entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
+    if rec["status"] == "pending":
+        entry["status"] = "incomplete" if events else "graded"   # every kernel event is a fault
+    entry["flags"] = sorted(set(entry["flags"]), key=entry["flags"].index)
+    return entry

@@ -1,0 +1,88 @@
+"""The class's gradebook. Only the grading process writes it, one submission at a time as
+results come back from the workers, so any number of workers is safe with SQLite (the
+default) and with a server database such as PostgreSQL (``CourseDirectory.db_url``).
+The grades are written by nbgrader's SaveAutoGrades (in one transaction: saveautogrades.py)
+and AssignLatePenalties.
+Rule (run/): only the grading process writes the class's gradebook and folders."""
+import copy
+import os
+import sqlite3
+
+from nbgrader.api import Gradebook
+from nbgrader.converters import GenerateAssignment
+from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
+
+from ..upstream import is_stock, speedups
+from ..upstream.saveautogrades import SaveAutoGradesAtOnce
+from .course import coursedir
+
+
+def assignment_rows(db_url, assignment_id):
+    """What nbgrader's GenerateAssignment records of an assignment, comparable between two
+    gradebooks (the rows' ids differ): its course, its notebooks, their cells with their
+    kind and points, and the sources and checksums of the cells it keeps. Not its due date:
+    that is the instructor's (`nbgrader db assignment add --duedate`, formgrader), which
+    GenerateAssignment keeps, so a gradebook with one holds the assignment as the seed does."""
+    with Gradebook(db_url) as gb:
+        found = gb.find_assignment(assignment_id)
+        notebooks = sorted(found.notebooks, key=lambda nb: nb.name)
+        cells = [(nb.name, c.name, kind, getattr(c, "max_score", None), getattr(c, "cell_type", None))
+                 for nb in notebooks for kind, group in (("GradeCell", nb.grade_cells), ("SolutionCell", nb.solution_cells),
+                                                         ("TaskCell", nb.task_cells)) for c in group]
+        return [[(found.name, found.course_id)], [(nb.name, nb.kernelspec) for nb in notebooks], sorted(cells, key=repr),
+                sorted(((nb.name, c.name, c.cell_type, c.locked, c.source, c.checksum)
+                        for nb in notebooks for c in nb.source_cells), key=repr)]
+
+
+def prepare(config, assignment_id, like=None):
+    """Add the assignment (from the run's source folder) to the gradebook at
+    ``config.CourseDirectory.db_url``, and write its release. With ``like`` (a gradebook URL
+    already prepared from the same folder, such as the seed's), nothing is done when the
+    gradebook already holds the assignment exactly as ``like`` does: a rerun of an unchanged
+    assignment would only write the same rows again."""
+    speedups.use(not is_stock(config))
+    if like is not None:
+        try:
+            if assignment_rows(config.CourseDirectory.db_url, assignment_id) == assignment_rows(like, assignment_id):
+                return
+        except Exception:   # no schema or no such assignment yet: nbgrader makes them
+            pass
+    GenerateAssignment(coursedir=coursedir(config, assignment_id), config=config).start()
+
+
+def seed(config, assignment_id, path):
+    """The bytes of a fresh SQLite gradebook holding only the assignment: what each worker
+    grades against (nbgrader's autograde needs the assignment's cells from a gradebook)."""
+    config = copy.deepcopy(config)
+    config.CourseDirectory.db_url = "sqlite:///" + os.path.abspath(path)
+    speedups.use(not is_stock(config))
+    speedups.scratch(config.CourseDirectory.db_url)   # only its bytes are kept
+    prepare(config, assignment_id)
+    with sqlite3.connect(path) as db:
+        return db.serialize()
+
+
+def graded_by_hand_or_late(config, assignment_id, notebook, student):
+    """Whether the class's gradebook scores this submission otherwise than its autograded
+    notebook alone does: a score or comment given by hand (formgrader), extra credit, or a
+    late penalty. Its feedback page must then be made from the class's gradebook."""
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        submission = gb.find_submission_notebook(notebook, assignment_id, student)
+        if submission.late_submission_penalty:
+            return True
+        return (any(g.manual_score is not None or (g.extra_credit or 0) != 0 for g in submission.grades)
+                or any(c.manual_comment is not None for c in submission.comments))
+
+
+def record(config, assignment_id, notebook, student, nb, timestamp=None):
+    """Store one autograded notebook's grades, as nbgrader's autograde would have."""
+    db_url, course_id = config.CourseDirectory.db_url, config.CourseDirectory.course_id
+    speedups.use(not is_stock(config))
+    with Gradebook(db_url, course_id) as gb:
+        gb.update_or_create_student(student)
+        gb.update_or_create_submission(assignment_id, student, **({"timestamp": timestamp} if timestamp else {}))
+    resources = {"nbgrader": {"student": student, "assignment": assignment_id, "notebook": notebook,
+                              "db_url": db_url, "course_id": course_id}}
+    for step in (SaveAutoGrades if is_stock(config) else SaveAutoGradesAtOnce, AssignLatePenalties):
+        nb, resources = step(config=config).preprocess(nb, resources)
+    return nb

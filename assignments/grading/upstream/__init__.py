@@ -1,0 +1,114 @@
+"""Everything that relies on the internals of nbgrader, nbconvert, nbclient, jupyter_client
+or IPython: faster or stricter versions of their steps, and code copied from them.
+
+Rule (upstream/): a module here may rely on another package's internals, and says which;
+``fingerprints.json`` records the pinned versions and a hash of every upstream body relied
+on (``RELIED_ON``), and tests/test_rooms.py names what changed after an upgrade. Nothing
+outside this room patches or copies upstream code, except the zygote's kernel patches
+(shipped/zygote.py, fingerprinted here too).
+
+One setting, ``Upstream.stock`` (``STOCK_NBGRADER`` in the course's nbgrader_config.py, or
+``RNN_COURSE_STOCK_NBGRADER=1``), puts nbgrader's own steps back in place of every piece:
+the same grades, slower (docs/architecture.md).
+"""
+import os
+
+from traitlets import Bool
+from traitlets.config import Configurable
+
+STOCK_ENV = "RNN_COURSE_STOCK_NBGRADER"
+
+# Each replacement named by class path in nbgrader_config.py, and nbgrader's own piece.
+REPLACEMENTS = {
+    "assignments.grading.upstream.overwritecells.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
+    "assignments.grading.upstream.saveautogrades.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades",
+    "assignments.grading.upstream.getgrades.GetGradesAtOnce": "nbgrader.preprocessors.GetGrades",
+    "assignments.grading.upstream.exporters.AutogradeExporter": "nbconvert.exporters.NotebookExporter",
+    "assignments.grading.upstream.feedback.FeedbackExporter": "nbconvert.exporters.HTMLExporter",
+}
+_LISTS = (("Autograde", "sanitize_preprocessors"), ("Autograde", "autograde_preprocessors"),
+          ("GenerateFeedback", "preprocessors"))
+_CLASSES = (("Autograde", "exporter_class"), ("GenerateFeedback", "exporter_class"))
+
+# The upstream bodies this room (and the zygote) relies on: replaced, copied, overridden,
+# skipped by a super(Parent, self) call, or patched. fingerprints.json holds their hashes.
+RELIED_ON = {
+    "nbclient.client.NotebookClient.async_execute_cell": "served_cells.py copies it",
+    "nbclient.client.NotebookClient.output": "served_cells.py copies it",
+    "nbclient.client.NotebookClient.process_message": "served_cells.py copies it",
+    "nbclient.client.NotebookClient._cleanup_kernel": "judging/harness_kernel.py overrides it",
+    "nbclient.client.NotebookClient.async_setup_kernel": "judging/harness_kernel.py relies on it",
+    "nbconvert.preprocessors.execute.ExecutePreprocessor._check_assign_resources":
+        "judging/judged_execute.py calls it",
+    "nbconvert.preprocessors.execute.ExecutePreprocessor.preprocess": "judging/judged_execute.py replaces it",
+    "nbformat.validator._get_schema_json": "served_cells.py compiles its schema",
+    "nbformat.reader.reads": "exporters.py reads as it does",
+    "nbconvert.exporters.exporter.Exporter.from_notebook_node": "exporters.py skips its copy",
+    "nbconvert.exporters.notebook.NotebookExporter.from_notebook_node": "exporters.py replaces it",
+    "nbconvert.exporters.html.HTMLExporter.from_notebook_node": "feedback.py replaces it",
+    "nbconvert.exporters.html.HTMLExporter.markdown2html": "feedback.py replaces it",
+    "nbconvert.exporters.templateexporter.TemplateExporter._create_environment": "feedback.py caches it",
+    "nbconvert.exporters.templateexporter.TemplateExporter._template_paths": "feedback.py calls it",
+    "jupyter_client.client.KernelClient._async_wait_for_ready": "kernel_client.py overrides it",
+    "jupyter_client.client.KernelClient._context_default": "kernel_client.py calls it",
+    "nbgrader.converters.autograde.Autograde.convert_single_notebook": "autograde.py replaces it",
+    "nbgrader.converters.autograde.Autograde._init_preprocessors": "autograde.py replaces it",
+    "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess": "overwritecells.py skips it",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
+    "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
+    "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
+    "nbgrader.api.Gradebook.close": "speedups.py replaces it",
+    "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it",
+    "nbgrader.api.get_alembic_version": "speedups.py replaces it",
+    "nbgrader.nbgraderformat.common.BaseMetadataValidator.validate_cell": "speedups.py replaces its jsonschema",
+    "ipykernel.ipkernel.IPythonKernel.do_execute": "shipped/harness.py's run_cell replies as it does",
+    "ipykernel.ipkernel._accepts_parameters": "shipped/zygote.py's signatures_once caches it",
+    "IPython.core.interactiveshell._should_be_async": "shipped/zygote.py's quick_cells wraps it",
+    "ipykernel.kernelapp.IPKernelApp.initialize": "shipped/zygote.py calls it on a parsed instance",
+    "IPython.core.interactiveshell.InteractiveShell.transform_cell": "shipped/zygote.py wraps it",
+    "IPython.core.inputtransformer2.TransformerManager.do_token_transforms": "shipped/zygote.py wraps it",
+}
+
+
+class Upstream(Configurable):
+    """Which code runs the steps upstream/ replaces: this room's, or the stock packages'."""
+
+    stock = Bool(False, help="Run nbgrader's, nbconvert's, nbclient's, jupyter_client's and "
+                             "IPython's own code everywhere this course replaces or patches "
+                             "theirs: the same grades, slower (upstream/__init__.py). Set by "
+                             "stock() from nbgrader_config.py.").tag(config=True)
+
+
+def is_stock(config):
+    """Whether the run's configuration asks for stock nbgrader (``Upstream.stock``)."""
+    return bool(Upstream(config=config).stock)
+
+
+def stock_requested():
+    """Whether the environment asks for stock nbgrader (``RNN_COURSE_STOCK_NBGRADER=1``)."""
+    return os.environ.get(STOCK_ENV, "") == "1"
+
+
+def stock(c):
+    """Point the configuration ``c`` (nbgrader_config.py's) at nbgrader's own steps instead
+    of this room's: every class path of REPLACEMENTS, nbclient's own cell execution,
+    jupyter_client's own kernel client, kernels left as IPython makes them. The feedback
+    page keeps the course's template (through HTMLExporter's public traits, for
+    GenerateFeedback alone), which degrades to nbgrader's MathJax page."""
+    from .. import TEMPLATES
+    from .feedback import NBGRADER_TEMPLATES, TEMPLATE
+    c.Upstream.stock = True
+    for section, trait in _LISTS:
+        if trait in c[section]:
+            c[section][trait] = [REPLACEMENTS.get(str(p), p) for p in c[section][trait]]
+    for section, trait in _CLASSES:
+        if trait in c[section]:
+            c[section][trait] = REPLACEMENTS.get(str(c[section][trait]), c[section][trait])
+    c.GenerateFeedback.HTMLExporter.template_name = TEMPLATE
+    c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
+    css = os.path.join(os.path.dirname(NBGRADER_TEMPLATES), "static", "node_modules", "bootstrap", "dist", "css")
+    c.GenerateFeedback.HTMLExporter.extra_template_paths = [css, NBGRADER_TEMPLATES]   # as GenerateFeedback's, and ours
+    c.JudgedExecute.serve_cells = False
+    c.GradingKernelManager.client_factory = "jupyter_client.asynchronous.AsyncKernelClient"
+    c.GradingKernelManager.patched_kernel = False
+    return c
