@@ -20,7 +20,7 @@ import tokenize
 
 import numpy as np
 
-from assignments.grading.similarity import split_functions
+from assignments.grading.reports.similarity import split_functions
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 from assignments.rnn_step_by_step import reference as R
 

@@ -1,17 +1,19 @@
-"""Copying evidence (assignments/grading/similarity.py), measured on the corpus in
+"""Copying evidence (assignments/grading/reports/similarity.py), measured on the corpus in
 tests/fixtures/similarity/ with copies planted at four levels (tests/similarity_corpus.py)."""
 import itertools
 import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 import similarity_corpus as corpus
+from helpers import REPO
 
-from assignments.grading import similarity as S
+from assignments.grading.reports import similarity as S
 
 ASSIGNMENT = "rnn_step_by_step"
 
@@ -151,7 +153,7 @@ def test_similarity_json_has_the_contract_shape(base, catalogued):
 def test_fingerprints_do_not_depend_on_the_process(base):
     source = base["independent"]["kofi"]["lstm_cell_backward"]
     here = sorted(S.fingerprints(source, S.Settings()))
-    code = ("import json, sys; from assignments.grading import similarity as S; "
+    code = ("import json, sys; from assignments.grading.reports import similarity as S; "
             "print(json.dumps(sorted(S.fingerprints(sys.stdin.read(), S.Settings()))))")
     for seed in ("1", "2"):
         out = subprocess.run([sys.executable, "-c", code], input=source, capture_output=True, text=True, check=True,
@@ -213,3 +215,64 @@ def test_what_more_submissions_share_weighs_less(base):
         scores.append(found["score"] if found else 0.0)
     assert scores[0] > 0.9 and scores[0] > scores[1] > scores[2] == 0.0, scores
     assert S.rarity_weight(2, 2.0) == 1.0 and S.rarity_weight(5, 2.0) == 1 / 16
+
+
+# --- in `grade`: similarity.json, clusters.json, the report's sections and the pairs' pages ---
+
+@pytest.fixture(scope="module")
+def graded_with_known(sample_class, tmp_path_factory):
+    """The sample class graded again by the command line, with a folder of known solutions
+    holding Ada's answers (every sample student's code starts from them)."""
+    known = tmp_path_factory.mktemp("known")
+    shutil.copy(os.path.join(REPO, "samples", "answers", ASSIGNMENT, "ada.py"), known / "ada_public.py")
+    out = tmp_path_factory.mktemp("graded_known")
+    cmd = [sys.executable, "-m", "assignments", "grade", "--submissions", sample_class["submissions"],
+           "--out", str(out), "--quiet", "--known-solutions", str(known)]
+    run = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    own = out / "results" / ASSIGNMENT
+    read = lambda name: json.loads((own / name).read_text(encoding="utf-8"))
+    return {"own": own, "results": read("results.json"), "similarity": read("similarity.json"),
+            "clusters": read("clusters.json"), "report": read("report.json")}
+
+
+def test_evidence_never_changes_a_grade(sample_class, graded_with_known):
+    """The same class graded with and without known solutions, and with its copies flagged:
+    results.json is the same file."""
+    assert graded_with_known["similarity"]["pairs"] and any(p["flagged"] for p in graded_with_known["similarity"]["pairs"])
+    assert graded_with_known["results"] == sample_class["results"]
+
+
+def test_grade_writes_similarity_json_with_known_solutions(graded_with_known):
+    data = graded_with_known["similarity"]
+    assert data["assignment"] == ASSIGNMENT
+    scores = [p["score"] for p in data["pairs"]]
+    assert scores == sorted(scores, reverse=True)
+    known = [p for p in data["pairs"] if p["b"] == "known:ada_public.py"]
+    assert any(p["a"] == "ada" and p["flagged"] for p in known), known
+    for p in data["pairs"]:
+        assert p["flagged"] == bool(p["page"]) and 0 <= p["score"] <= 1
+        assert all(e["kind"] in S.TEXT_KINDS + (S.BEHAVIOUR,) and e["detail"] for e in p["evidence"])
+    text = json.dumps(data).lower()
+    assert "plagiar" not in text and "cheat" not in text
+    report = graded_with_known["report"]
+    assert report["similarity"]["reported"] == len(data["pairs"]) and report["clusters"] is not None
+
+
+def test_pair_page_and_report_sections_render_offline_in_chromium(graded_with_known, tmp_path):
+    from helpers import chromium
+    pair = next(p for p in graded_with_known["similarity"]["pairs"] if p["b"].startswith(S.KNOWN) and p["flagged"])
+    page = graded_with_known["own"] / pair["page"]
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"(src|href)=\"?(https?:)?//", html) and "<script" not in html and "@import" not in html
+    dom = chromium(tmp_path, "--dump-dom", "file://" + str(page))
+    assert dom.count('class="same"') >= 10 and 'class="evidence"' in dom
+    assert all(f'id="fn-{f}"' in dom for f in pair["functions"])
+    shot = tmp_path / "pair.png"
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1300,1600", "file://" + str(page))
+    from helpers import screenshot_ink
+    ink, colours = screenshot_ink(shot)
+    print(f"\n[measure] pair page screenshot: {100 * ink:.1f}% of pixels inked, {colours} colours")
+    assert ink > 0.03
+    report = chromium(tmp_path, "--dump-dom", "file://" + str(graded_with_known["own"] / "report.html"))
+    assert 'id="similarity"' in report and 'id="clusters"' in report and pair["page"] in report

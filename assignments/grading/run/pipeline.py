@@ -28,7 +28,7 @@ from ..sandbox.kernel import sandbox_problem
 from ..sandbox.zygotes import ZYGOTES
 from ..upstream import feedback
 from ..upstream.saveautogrades import grades_of
-from . import folders, inspect_submission, record
+from . import evidence, folders, inspect_submission, record
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .progress import Progress
@@ -37,7 +37,8 @@ from .worker import Course
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
-OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv")
+OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv",
+           "similarity.json", "clusters.json")
 
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
@@ -91,12 +92,14 @@ def stage(assignment, src, dest, release_nb):
 
 
 def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=None, scheduler=None,
-          db_url=None, progress=False, students=None):
+          db_url=None, progress=False, students=None, known_solutions=None):
     """Grade every submission (``students``: only theirs, the others keep what an earlier run
     gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
     traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
     ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
-    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
+    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr.
+    ``known_solutions``: a folder of solutions collected by the instructor, which the copying
+    evidence compares the class with (evidence.py)."""
     out = os.path.abspath(out)
     aid = assignment.id
     work = os.path.join(out, WORK)
@@ -145,7 +148,8 @@ def grade(assignment, submissions, out, sandbox=True, overrides=None, workers=No
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
-    return finish(config, assignment, out, records, judged, bar, partial=students is not None)
+    return finish(config, assignment, out, records, judged, bar, partial=students is not None,
+                  evidence_of=(release_nb, known_solutions))
 
 
 def exchange_notes(work, aid, records):
@@ -229,10 +233,12 @@ def stage_all(assignment, root, work, release_nb, sandbox, only=None):
     return records, jobs
 
 
-def finish(config, assignment, out, records, judged, bar, partial=False):
+def finish(config, assignment, out, records, judged, bar, partial=False, evidence_of=None):
     """After the workers: the gradebook's view of the run, results.json, grades.csv, the
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
-    ``partial`` run (some students only) keeps the earlier results of the others."""
+    ``partial`` run (some students only) keeps the earlier results of the others.
+    ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
+    clusters and the copying evidence, written after results.json (they never change it)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
@@ -257,14 +263,22 @@ def finish(config, assignment, out, records, judged, bar, partial=False):
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
+    found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
-    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path))
+    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path), *found)
     people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
-        shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
+        if os.path.exists(os.path.join(own, name)):
+            shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
     return results
+
+
+def _jobs(config):
+    """Processes for reading the class's code: the local workers', at most the cores'."""
+    workers = config.Dispatch.get("workers", None) if "Dispatch" in config else None
+    return max(1, min(workers or os.cpu_count() or 1, os.cpu_count() or 1))
 
 
 def graded_elsewhere(config, assignment, gb, prefix, known):
@@ -400,6 +414,7 @@ def collect(assignment, gb, rec, prefix, verdicts, events):
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
+            "signature": v.get("signature", ""),
             "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict."))})
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
     if rec["status"] == "pending":

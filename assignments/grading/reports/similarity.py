@@ -14,6 +14,7 @@ Normalised code comes from copydetect (its pygments tokeniser replaces names, st
 comments, and its winnowing picks the fingerprints). Its k-gram hash is Python's salted
 ``hash()``, which changes from one process to the next, so the k-grams are hashed here with
 a fixed polynomial instead: the same class gives the same report every time.
+Rule (reports/): reads results and code, never grades.
 """
 import ast
 import builtins
@@ -337,7 +338,8 @@ def _in(named, total):
 def _evidence(kind, found, total):
     """One kind's evidence, in words that say what it is and what it is not."""
     n, only, named = found["items"], found["exclusive"], found["functions"]
-    rest = f"{only} of them in no other submission" if only < n else "none of them in any other submission"
+    rest = ("none of them in any other submission" if only == n else f"{only} of them in no other submission"
+            if only else "each also in a few other submissions, which lowers its weight")
     if kind == CODE:
         detail = (f"shared rare code {_in(named, total)}: {n} winnowed fingerprints of normalised code "
                   f"(names, comments and layout ignored), {rest}; the release's code and the reference's are left out")
