@@ -7,8 +7,8 @@ independent solution and rewrites its comments (so no two cells are the same tex
 cell is tokenised afresh), and 20 of them are planted copies of another. Behaviour signatures
 are synthesised too. It measures time only: every mixed cell is held by some 30 submissions,
 so the copies are the class's common stock and are not flagged. The clusters' synthetic
-signatures match no mutant, so the search for drafts runs its whole time budget (the worst
-case). The grading time is measured on the sample class (or read from a --timings
+signatures match no mutant, so the search for drafts runs its whole budget of mutants (the
+worst case). The grading time is measured on the sample class (or read from a --timings
 timings.csv) and scaled to the class: seconds per submission times students over workers.
 Run from the repository root:
 
@@ -108,8 +108,8 @@ def main():
     found = clusters.clusters(results, subs, ASSIGNMENT)
     grouped = time.perf_counter() - start
     print(f"[measure] clusters for {len(subs)} submissions: {grouped:.1f} s ({len(found['groups'])} groups, "
-          f"{sum(g['candidate'] for g in found['groups'])} candidate mistakes; the draft search's budget "
-          f"{clusters.SEARCH_SECONDS:.0f} s included)")
+          f"{sum(g['candidate'] for g in found['groups'])} candidate mistakes; the draft search's budget of "
+          f"{clusters.CLASS_TRIES} mutants included)")
     per, workers = grading_seconds_per_submission(args.timings)
     grading = per * len(subs) / workers
     print(f"[measure] grading {len(subs)} submissions at {per:.2f} s each on {workers} workers: about {grading:.0f} s; "

@@ -124,12 +124,12 @@ def test_measured_drafts_for_hand_written_uncatalogued_mistakes(capsys):
         if not sig:
             continue
         total += 1
-        d = C.draft(A, function, sig, tries=150)
+        d = C.draft(A, function, sig)
         if d:
             found.append(f"{function}: {d['edit'][1]}")
     with capsys.disabled():
         print(f"\n[measure] drafts: {len(found)}/{total} hand-written uncatalogued mistakes reproduced by one catalog "
-              f"operator (at most 150 mutants tried each)")
+              f"operator (at most {C.TRIES} mutants tried each)")
         for line in found:
             print(f"[measure]   {line}")
     assert total == len(UNCATALOGUED)

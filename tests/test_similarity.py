@@ -232,7 +232,7 @@ def graded_with_known(sample_class, tmp_path_factory):
     assert run.returncode == 0, run.stderr[-3000:]
     own = out / "results" / ASSIGNMENT
     read = lambda name: json.loads((own / name).read_text(encoding="utf-8"))
-    return {"own": own, "results": read("results.json"), "similarity": read("similarity.json"),
+    return {"out": out, "own": own, "results": read("results.json"), "similarity": read("similarity.json"),
             "clusters": read("clusters.json"), "report": read("report.json")}
 
 
@@ -263,6 +263,7 @@ def test_pair_page_and_report_sections_render_offline_in_chromium(graded_with_kn
     from helpers import chromium
     pair = next(p for p in graded_with_known["similarity"]["pairs"] if p["b"].startswith(S.KNOWN) and p["flagged"])
     page = graded_with_known["own"] / pair["page"]
+    assert (graded_with_known["out"] / pair["page"]).read_bytes() == page.read_bytes(), "beside --out's report.html too"
     html = page.read_text(encoding="utf-8")
     assert not re.search(r"(src|href)=\"?(https?:)?//", html) and "<script" not in html and "@import" not in html
     dom = chromium(tmp_path, "--dump-dom", "file://" + str(page))

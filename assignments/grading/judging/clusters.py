@@ -11,20 +11,21 @@ the mutant through the judge, as a learner's function is run).
 An operator is a catalogued edit: each (old, new) replacement of every mistake, applied where
 its ``old`` occurs, and its core (the part that differs once the common start and end are
 cut), applied at each place it occurs. The draft is a whole-line edit of the reference, so
-staff can paste it into the catalog. Nothing here changes a grade.
+staff can paste it into the catalog. The search is bounded by counts of mutants run, largest
+groups first. Nothing here changes a grade.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 import functools
 import inspect
 import itertools
-import time
 from collections import Counter, defaultdict
 
 from . import inprocess
 from .judge import Judge
 
-SEARCH_SECONDS = 8.0    # for all the drafts of a class together
-TRIES = 400             # mutants run for one group at most
+CLASS_TRIES = 120   # mutants run for all the drafts of a class together (about 0.05 to 0.15 s each)
+TRIES = 160         # mutants run for one group at most
+# Budgets count mutants, not seconds, so that the same class always gives the same clusters.json.
 REPRESENTATIVE_LINES = 80
 
 
@@ -52,7 +53,7 @@ def _wrong_words(feedback):
     return [line.strip(" -") for line in lines if line.strip()][:8]
 
 
-def clusters(results, sources=None, assignment=None, search_seconds=SEARCH_SECONDS, min_size=2):
+def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size=2):
     """The class grouped by behaviour signature, candidate mistakes first (then by size).
     ``sources``: {student: {function: code}} for the representatives' code; ``assignment``: to
     search for drafts (none without it)."""
@@ -69,11 +70,10 @@ def clusters(results, sources=None, assignment=None, search_seconds=SEARCH_SECON
                     "wrong": _wrong_words(entries[(first, fn)]["feedback"]),
                     "representative": first, "code": _cut(code), "draft": None})
     out.sort(key=lambda g: (not g["candidate"], -g["size"], order.get(g["function"], 99), g["signature"]))
-    if assignment is not None:
-        deadline = time.monotonic() + search_seconds
-        for g in out:
-            if g["candidate"] and time.monotonic() < deadline:
-                g["draft"] = draft(assignment, g["function"], g["signature"], deadline)
+    budget = [tries]   # what is left of it, spent by draft()
+    for g in out:
+        if assignment is not None and g["candidate"] and budget[0] > 0:
+            g["draft"] = draft(assignment, g["function"], g["signature"], budget=budget)
     return {"groups": out, "unshared": dict(sorted(alone.items(), key=lambda kv: order.get(kv[0], 99)))}
 
 
@@ -151,13 +151,16 @@ def mutant_signature(assignment, function, source, judge=None):
     return judge.judge(function, inprocess.caller(assignment, namespace), diagnose=False).signature
 
 
-def draft(assignment, function, signature, deadline=None, tries=TRIES):
-    """A draft catalog entry whose mutant reproduces ``signature`` (checked by running it), or None."""
+def draft(assignment, function, signature, tries=TRIES, budget=None):
+    """A draft catalog entry whose mutant reproduces ``signature`` (checked by running it), or
+    None. ``budget``: a one-item list, the class's mutants left, decreased as they run."""
     reference_source = inspect.getsource(getattr(assignment.mistakes.reference, function))
     judge = Judge(assignment)
     for old_line, new_line in itertools.islice(candidates(reference_source, operators(assignment.mistakes)), tries):
-        if deadline is not None and time.monotonic() > deadline:
-            return None
+        if budget is not None:
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
         mutated = reference_source.replace(old_line, new_line, 1)
         if mutant_signature(assignment, function, mutated, judge) == signature:
             code = f"{function}_{signature[:6]}"

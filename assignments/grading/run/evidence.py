@@ -20,6 +20,7 @@ from ..reports import pairs, similarity
 from . import folders
 
 FILES = ("similarity.json", "clusters.json")
+PAGES = pairs.PAGES   # the folder of the pairs' pages, beside them
 
 
 def answer_cells(nb, names):
@@ -88,7 +89,7 @@ def signatures(results):
                            if e.get("signature") and not e["diagnoses"]} for s in results["submissions"]}
 
 
-def write(assignment, results, own, config, release_nb, known_folder=None, jobs=1, search_seconds=None):
+def write(assignment, results, own, config, release_nb, known_folder=None, jobs=1):
     """clusters.json, similarity.json and the pairs' pages into ``own``; returns (clusters, similarity)."""
     names = set(assignment.by_name)
     code = class_code(assignment, config, [s["student"] for s in results["submissions"] if s["status"] != "unreadable"])
@@ -96,8 +97,7 @@ def write(assignment, results, own, config, release_nb, known_folder=None, jobs=
     release = {e.name: release.get(e.name, "") for e in assignment.exercises}
     reference = reference_code(assignment)
     known = known_solutions(known_folder, names) if known_folder else {}
-    found = clusters.clusters(results, code, assignment,
-                              clusters.SEARCH_SECONDS if search_seconds is None else search_seconds)
+    found = clusters.clusters(results, code, assignment)
     data = similarity.compare(assignment.id, code, release, reference, known=known,
                               signatures=signatures(results), jobs=jobs)
     owners = dict(code, **{similarity.KNOWN + k: v for k, v in known.items()})

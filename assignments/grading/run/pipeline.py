@@ -272,6 +272,9 @@ def finish(config, assignment, out, records, judged, bar, partial=False, evidenc
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
         if os.path.exists(os.path.join(own, name)):
             shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
+    shutil.rmtree(os.path.join(out, evidence.PAGES), ignore_errors=True)   # the report's links to them
+    if os.path.isdir(os.path.join(own, evidence.PAGES)):
+        shutil.copytree(os.path.join(own, evidence.PAGES), os.path.join(out, evidence.PAGES))
     return results
 
 
