@@ -266,6 +266,7 @@ def test_pair_page_and_report_sections_render_offline_in_chromium(graded_with_kn
     assert (graded_with_known["out"] / pair["page"]).read_bytes() == page.read_bytes(), "beside --out's report.html too"
     html = page.read_text(encoding="utf-8")
     assert not re.search(r"(src|href)=\"?(https?:)?//", html) and "<script" not in html and "@import" not in html
+    assert "plagiar" not in html.lower() and "never a grade change" in html
     dom = chromium(tmp_path, "--dump-dom", "file://" + str(page))
     assert dom.count('class="same"') >= 10 and 'class="evidence"' in dom
     assert all(f'id="fn-{f}"' in dom for f in pair["functions"])
