@@ -24,7 +24,7 @@ from .grading.authoring import (  # noqa: E402
 )
 from .grading.contract import assignment as course  # noqa: E402
 from .grading.reports import lms, report  # noqa: E402
-from .grading.run import pipeline  # noqa: E402
+from .grading.run import evidence, pipeline  # noqa: E402
 from .grading.run.course import load_config  # noqa: E402
 from .grading.run.dispatch import ClusterUnfit  # noqa: E402
 
@@ -90,6 +90,10 @@ def _grade_options(g):
                         "(use with a server gradebook: --db-url postgresql://...)")
     g.add_argument("--db-url", default=None,
                    help="the gradebook (default: CourseDirectory.db_url, else SQLite gradebook.db in --out)")
+    g.add_argument("--known-solutions", default=None, metavar="DIR",
+                   help="a folder of solutions you collected (notebooks or .py files, e.g. public ones): the "
+                        "copying evidence (similarity.json) reports a submission that matches one against "
+                        "known:FILE. Evidence for you to weigh; it never changes a grade")
 
 
 def main(argv=None):
@@ -161,7 +165,8 @@ def grade(args, submissions):
             results = pipeline.grade(course.load(aid), submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
                                      workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
                                      db_url=getattr(args, "db_url", None), progress=not args.quiet,
-                                     students=getattr(args, "student", None))
+                                     students=getattr(args, "student", None),
+                                     known_solutions=getattr(args, "known_solutions", None))
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
@@ -186,7 +191,7 @@ def make_report(results_path, out=None):
         print(f"error: {exc}", file=sys.stderr)
         return 2
     messages = report.catalog_messages(course.load(results["assignment"])) if results["assignment"] in course.known() else {}
-    paths = report.write(results, out or folder, messages, timings)
+    paths = report.write(results, out or folder, messages, timings, *evidence.load(folder))
     print("written: " + ", ".join(paths))
     return 0
 

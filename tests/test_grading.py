@@ -59,7 +59,8 @@ def test_results_json_on_disk_matches_schema(sample_class):
         assert set(s) == {"student", "status", "message", "score", "flags", "exercises"}
         assert s["status"] in ("graded", "unreadable", "incomplete", "error")
         for e in s["exercises"]:
-            assert set(e) == {"id", "score", "max_score", "passed", "diagnoses", "feedback"}
+            assert set(e) == {"id", "score", "max_score", "passed", "diagnoses", "signature", "feedback"}
+            assert not (e["passed"] and e["signature"])
 
 
 def test_submissions_are_never_modified(sample_class):

@@ -71,9 +71,9 @@ def test_grade_writes_the_report_beside_results(sample_class, assignment):
 
 
 def test_report_command_regenerates_the_same_files(sample_class, tmp_path):
-    """From results.json (and the timings.csv beside it) alone, the same bytes as grade wrote:
-    the report is deterministic, charts included."""
-    for name in ("results.json", "timings.csv"):
+    """From results.json (and the timings.csv, clusters.json and similarity.json beside it)
+    alone, the same bytes as grade wrote: the report is deterministic, charts included."""
+    for name in ("results.json", "timings.csv", "clusters.json", "similarity.json"):
         shutil.copy(os.path.join(sample_class["out"], name), tmp_path / name)
     run = subprocess.run([sys.executable, "-m", "assignments", "report", str(tmp_path / "results.json"),
                           "--out", str(tmp_path / "again")], cwd=REPO, capture_output=True, text=True)

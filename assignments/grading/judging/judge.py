@@ -8,6 +8,7 @@ Rule (judging/): what a kernel sends back is data to check, never code; expected
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -110,6 +111,9 @@ class Verdict:
     outcome: str = "judged"   # judged | missing | not_implemented | raised | fault
     cases_passed: int = 0
     cases: int = 0
+    signature: str = ""
+    """The wrong behaviour's fingerprint (``signature``): the same for two learners whose
+    function goes wrong the same way; empty when it passed or was not written."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +136,47 @@ class Outcome:
     @property
     def right(self) -> bool:
         return self.status == "ok" and not self.wrong
+
+
+SIGNATURE_DECIMALS = 4   # wrong outputs are rounded to this many decimals before hashing
+
+
+def _rounded(x):
+    """A JSON-able, rounded copy of an output: what makes two wrong outputs the same."""
+    if isinstance(x, dict):
+        return {str(k): _rounded(v) for k, v in sorted(x.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(x, (tuple, list)):
+        return [_rounded(v) for v in x]
+    if isinstance(x, (np.ndarray, float, int, np.number)) and not isinstance(x, bool):
+        a = np.asarray(x)
+        if a.dtype.kind in "biuf":
+            a = np.round(a.astype(float), SIGNATURE_DECIMALS) + 0.0   # + 0.0: no -0.0
+            return [list(a.shape), hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()[:16]]
+    return repr(x)[:80]
+
+
+def _wrong_items(ex, o):
+    try:
+        return [[name, _rounded(_item(o.got, ex, name))] for name in sorted(o.wrong)]
+    except Exception:   # not the shape asked for: the whole of it
+        return [["returned", _rounded(o.got)]]
+
+
+def signature(ex, outcomes, findings=()):
+    """A wrong function's behaviour signature: a hash of its wrong outputs on the hidden cases
+    (rounded), of how the others failed (the status, an exception's type) and of the loop
+    protocol aspects it broke. Empty for a function that passed or was never written."""
+    if not outcomes or all(o.right for o in outcomes) or outcomes[0].status in ("missing", "not_implemented"):
+        return ""
+    seen = []
+    for o in outcomes:
+        if o.status == "ok":
+            seen.append(["ok", _wrong_items(ex, o)])
+        else:
+            seen.append([o.status, o.text.split(":")[0][:60] if o.status == "raised" else ""])
+    broken = sorted({f"{aspect}:{label}" for f in findings if f for aspect, (label, _) in f.items() if label != "ok"})
+    text = json.dumps([ex.name, seen, broken], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class Judge:
@@ -179,7 +224,7 @@ class Judge:
                     cache[key] = None
         return cache[key]
 
-    def judge(self, name: str, call: Call) -> Verdict:
+    def judge(self, name: str, call: Call, diagnose: bool = True) -> Verdict:
         """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
         cases at once and returns (status, outputs or message, observations) per case; it may
         return fewer, when the function is missing, not written or stopped by a fault."""
@@ -204,19 +249,22 @@ class Judge:
             outcomes.append(o)
             if status in ("missing", "not_implemented", "fault"):
                 break   # the same on every case; a function that hung or crashed is not run again
-        return self._verdict(ex, outcomes, len(cases))
+        return self._verdict(ex, outcomes, len(cases), diagnose)
 
-    def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int) -> Verdict:
+    def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int, diagnose: bool = True) -> Verdict:
         passed_cases = sum(o.right for o in outcomes)
         passed = passed_cases == n
         score = ex.points if passed else min(
             round(ex.points * sum(o.fraction for o in outcomes) / n, 2), ex.points - 0.01)
-        diagnoses = [] if passed else self.diagnose(ex.name, outcomes)
+        diagnoses = [] if passed or not diagnose else self.diagnose(ex.name, outcomes)
         first = outcomes[0].status if outcomes else "missing"
         outcome = "judged" if first == "ok" else first
         v = Verdict(ex.name, float(score), float(ex.points), passed, diagnoses,
                     outcome=outcome, cases_passed=passed_cases, cases=n)
-        v.feedback = self._feedback(ex, v, outcomes)
+        if not passed:
+            v.signature = signature(ex, outcomes, self.findings(ex.name, outcomes))
+        if diagnose:   # without: the signature alone is wanted (clusters.py tries mutants)
+            v.feedback = self._feedback(ex, v, outcomes)
         return v
 
     # --- naming the mistake -------------------------------------------------------------

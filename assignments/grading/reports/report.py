@@ -209,9 +209,10 @@ def _timing(timings):
                 histogram=_histogram(seconds, top))
 
 
-def build(results, messages=None, timings=None):
+def build(results, messages=None, timings=None, clusters=None, similarity=None):
     """The report's numbers (report.json) from results.json. ``messages`` maps a mistake
-    code to the words students were given; ``timings`` are timings.csv's rows."""
+    code to the words students were given; ``timings`` are timings.csv's rows; ``clusters``
+    and ``similarity`` are clusters.json and similarity.json (run/evidence.py), when made."""
     messages, subs = messages or {}, results["submissions"]
     n = len(subs)
     order, functions, mistakes, groups, statuses, unsandboxed = _tally(subs)
@@ -224,6 +225,7 @@ def build(results, messages=None, timings=None):
                        histogram=_histogram(scores, float(results["max_score"]))),
         "functions": [], "mistakes": [], "flagged": {}, "unsandboxed": unsandboxed,
         "timing": _timing(timings) if timings else None,
+        "clusters": _clusters(clusters), "similarity": _similarity(similarity),
     }
     for fid in order:
         f = functions[fid]
@@ -241,6 +243,23 @@ def build(results, messages=None, timings=None):
         if groups[group]:
             report["flagged"][group] = sorted(groups[group], key=lambda r: r["student"])
     return report
+
+
+def _clusters(found):
+    """clusters.json as the report shows it: each group with its students cut at SHOWN."""
+    if found is None:
+        return None
+    groups = [dict(g, students=g["students"][:SHOWN], more=max(0, len(g["students"]) - SHOWN)) for g in found["groups"]]
+    return {"groups": groups, "candidates": sum(g["candidate"] for g in groups), "unshared": found["unshared"]}
+
+
+def _similarity(found):
+    """similarity.json as the report shows it: the flagged pairs, and how many were reported."""
+    if found is None:
+        return None
+    flagged = [p for p in found["pairs"] if p["flagged"]]
+    return {"flag_at": found["flag_at"], "note": found["note"], "reported": len(found["pairs"]),
+            "flagged": flagged[:ROWS], "more": max(0, len(flagged) - ROWS)}
 
 
 # ---------------------------------------------------------------- the charts
@@ -315,9 +334,9 @@ def render(report, charts=True):
         n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
 
 
-def write(results, out, messages=None, timings=None):
+def write(results, out, messages=None, timings=None, clusters=None, similarity=None):
     """report.json and report.html into ``out``; returns their paths."""
-    report = build(results, messages, timings)
+    report = build(results, messages, timings, clusters, similarity)
     os.makedirs(out, exist_ok=True)
     paths = os.path.join(out, "report.json"), os.path.join(out, "report.html")
     with open(paths[0], "w", encoding="utf-8") as f:

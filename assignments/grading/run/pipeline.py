@@ -32,7 +32,7 @@ from ..sandbox.kernel import sandbox_problem
 from ..sandbox.zygotes import ZYGOTES
 from ..upstream import feedback
 from ..upstream.saveautogrades import grades_of
-from . import folders, inspect_submission, record
+from . import evidence, folders, inspect_submission, record
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .progress import Progress
@@ -56,7 +56,8 @@ Verdicts: TypeAlias = tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]
 WORK = ".nbgrader"          # the run's private course folder, under --out
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
-OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv")
+OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv",
+           "similarity.json", "clusters.json")
 
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
@@ -111,12 +112,15 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
 
 def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = True, overrides: Config | None = None,
           workers: int | None = None, scheduler: str | None = None, db_url: str | None = None, progress: bool = False,
-          students: Iterable[str] | None = None) -> dict[str, Any]:
+          students: Iterable[str] | None = None,
+          known_solutions: str | None = None) -> dict[str, Any]:
     """Grade every submission (``students``: only theirs, the others keep what an earlier run
     gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
     traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
     ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
-    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr."""
+    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr.
+    ``known_solutions``: a folder of solutions collected by the instructor, which the copying
+    evidence compares the class with (evidence.py)."""
     out = os.path.abspath(out)
     aid = assignment.id
     work = os.path.join(out, WORK)
@@ -133,12 +137,8 @@ def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = Tr
     os.makedirs(work)
     # one zygote for the local workers, booting while this process prepares
     with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
-        if sandbox and ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
-            print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
-                  f"processes are limited per process, not as a whole: one submission can hold more memory than "
-                  f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
-                  f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
-                  file=sys.stderr)
+        if sandbox:
+            warn_without_cgroups()
         course, release_nb = prepare_course(config, assignment, work)
         root = submitted_root(os.path.abspath(submissions))
         records, jobs = stage_all(assignment, root, work, release_nb, sandbox, None if students is None else set(students))
@@ -165,7 +165,8 @@ def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = Tr
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
-    return finish(config, assignment, out, records, judged, bar, partial=students is not None)
+    return finish(config, assignment, out, records, judged, bar, partial=students is not None,
+                  evidence_of=(release_nb, known_solutions))
 
 
 def exchange_notes(work: str, aid: str, records: Mapping[str, Record]) -> list[str]:
@@ -252,11 +253,24 @@ def stage_all(assignment: Assignment, root: str, work: str, release_nb: Notebook
     return records, jobs
 
 
+def warn_without_cgroups() -> None:
+    """Say loudly at start when the shared zygote could make no cgroup per kernel."""
+    if ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
+        print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
+              f"processes are limited per process, not as a whole: one submission can hold more memory than "
+              f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
+              f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
+              file=sys.stderr)
+
+
 def finish(config: Config, assignment: Assignment, out: str, records: Mapping[str, Record],
-           judged: Mapping[str, Verdicts], bar: Progress, partial: bool = False) -> dict[str, Any]:
+           judged: Mapping[str, Verdicts], bar: Progress, partial: bool = False,
+           evidence_of: tuple[nbformat.NotebookNode, str | None] | None = None) -> dict[str, Any]:
     """After the workers: the gradebook's view of the run, results.json, grades.csv, the
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
-    ``partial`` run (some students only) keeps the earlier results of the others."""
+    ``partial`` run (some students only) keeps the earlier results of the others.
+    ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
+    clusters and the copying evidence, written after results.json (they never change it)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
@@ -281,14 +295,25 @@ def finish(config: Config, assignment: Assignment, out: str, records: Mapping[st
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
+    found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
-    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path))
+    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path), *found)
     people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
-        shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
+        if os.path.exists(os.path.join(own, name)):
+            shutil.copyfile(os.path.join(own, name), os.path.join(out, name))
+    shutil.rmtree(os.path.join(out, evidence.PAGES), ignore_errors=True)   # the report's links to them
+    if os.path.isdir(os.path.join(own, evidence.PAGES)):
+        shutil.copytree(os.path.join(own, evidence.PAGES), os.path.join(out, evidence.PAGES))
     return results
+
+
+def _jobs(config: Config) -> int:
+    """Processes for reading the class's code: the local workers', at most the cores'."""
+    workers = config.Dispatch.get("workers", None) if "Dispatch" in config else None
+    return max(1, min(workers or os.cpu_count() or 1, os.cpu_count() or 1))
 
 
 def graded_elsewhere(config: Config, assignment: Assignment, gb: Gradebook, prefix: str,
@@ -427,6 +452,7 @@ def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, ver
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
+            "signature": v.get("signature", ""),
             "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict."))})
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
     if rec["status"] == "pending":

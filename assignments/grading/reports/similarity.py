@@ -1,0 +1,361 @@
+"""Evidence that two submissions share more than the assignment makes them share.
+
+Correct solutions of a step-by-step exercise are alike by design: the template dictates most
+of their lines, so plain text similarity would pair up the whole class. Nothing here measures
+plain similarity. Each item of evidence (a winnowed fingerprint of normalised code, a comment,
+a name, a line, a wrong behaviour) counts by how rare it is among the class and the known
+solutions, and whatever the release's own code or the reference contains is removed first.
+
+The result never changes a grade: it says what two submissions share and how rare it is, for
+a person to weigh. The engine is data in, data out: it names no assignment, no function and
+reads no file; ``compare`` takes sources and returns the ``similarity.json`` structure.
+
+Normalised code comes from copydetect (its pygments tokeniser replaces names, strings and
+comments, and its winnowing picks the fingerprints). Its k-gram hash is Python's salted
+``hash()``, which changes from one process to the next, so the k-grams are hashed here with
+a fixed polynomial instead: the same class gives the same report every time.
+Rule (reports/): reads results and code, never grades.
+"""
+import ast
+import builtins
+import functools
+import itertools
+import keyword
+import multiprocessing
+import re
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from copydetect import utils as copydetect_utils
+
+CODE = "shared rare code"
+COMMENTS = "identical comments"
+NAMES = "identical rare names"
+LINES = "identical lines"
+BEHAVIOUR = "identical rare wrong behaviour"
+TEXT_KINDS = (CODE, COMMENTS, NAMES, LINES)
+KNOWN = "known:"
+NOTE = ("Evidence for a person to weigh, never a grade change: each item says what two submissions share "
+        "and how rare it is in this class; what the release and the reference contain is left out.")
+
+_COMMON_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The knobs, chosen from the measurements in docs/report.md."""
+
+    k: int = 20
+    """Characters of normalised code in one fingerprinted k-gram (a name is one character)."""
+    window: int = 6
+    """Winnowing window: any run of k + window - 1 shared characters yields a fingerprint."""
+    common: int = 12
+    """An item more submissions than this hold is the class's common stock and never pairs anyone."""
+    power: float = 2.0
+    """How steeply an item's weight falls with the number of submissions holding it."""
+    prior: dict = field(default_factory=lambda: {CODE: 20.0, COMMENTS: 3.0, NAMES: 3.0, LINES: 6.0})
+    """Rare mass a pair must exceed before a kind's score nears 1 (in exclusive items)."""
+    weight: dict = field(default_factory=lambda: {CODE: 1.0, COMMENTS: 0.7, NAMES: 0.4, LINES: 0.7, BEHAVIOUR: 0.6})
+    """How far one kind alone can raise the score."""
+    least: dict = field(default_factory=lambda: {CODE: 3.0, COMMENTS: 1.0, NAMES: 1.0, LINES: 2.0})
+    """Rare mass a single function must share to be named under a kind."""
+    flag_at: float = 0.5
+    report_at: float = 0.1
+
+
+def split_functions(source: str, names) -> dict:
+    """Cut a .py file into the cells a notebook would hold: each named top-level function with
+    the helpers and statements written between it and the previous named one."""
+    lines = source.splitlines(keepends=True)
+    out, begin = {}, None
+    for name, first, end in _top_level(source, lines):
+        begin = first if begin is None else begin
+        if name in names and name not in out:
+            out[name] = "".join(lines[begin:end])
+            begin = None
+    return out
+
+
+def _top_level(source, lines):
+    """(name, first line, end line) of each top-level statement after the imports; a file
+    Python cannot parse is cut at its ``def`` lines."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        starts = [i for i, text in enumerate(lines) if text.startswith("def ")] + [len(lines)]
+        return [(lines[s][4:].split("(")[0].strip(), s, e) for s, e in zip(starts, starts[1:])]
+    body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the module's docstring
+    first = lambda n: min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]) - 1
+    # a statement's cell begins where the previous statement ended (comments between them go
+    # with what follows); the first one's begins at its own first line, after the file's header
+    begins = [first(n) for n in body[:1]] + [n.end_lineno for n in body[:-1]]
+    return [(getattr(n, "name", ""), b, n.end_lineno) for n, b in zip(body, begins)]
+
+
+# --- what one source holds -----------------------------------------------------------------
+
+def _kgram_hashes(text: str, k: int) -> np.ndarray:
+    """A fixed polynomial hash of every k characters of ``text`` (vectorised, unsalted)."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    n = len(codes) - k + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    h = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(k):
+            h = h * np.uint64(1099511628211) + codes[j:j + n]
+        h ^= h >> np.uint64(29)
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(32)
+    return h
+
+
+# a def line's docstring: the release's text, which would join the body's first k-grams
+_DOCSTRING = re.compile(r"""(def [^\n]*:[ \t]*\n)[ \t]*(\"\"\"|\'\'\')(?:.|\n)*?\2[ \t]*\n""")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def normalised_code(source: str) -> str:
+    """copydetect's normal form: names V, functions F, strings S; comments and spaces gone.
+
+    Through pygments' Python 2 lexer, which gives Python 3 code of this kind the same normal
+    form as the Python 3 lexer at under half the cost, except that it reads ``a@b`` as a
+    decorator: spacing every ``@`` first makes it the operator again. Docstrings go first.
+    Cached: tokenising is most of the time, and a regrade sees the same cells again."""
+    source = _DOCSTRING.sub(r"\1", source).replace("@", " @ ")
+    return copydetect_utils.filter_code(source, "cell.py", language="python2")[0]
+
+
+def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset:
+    """The winnowed fingerprints of a source's normalised code, less the boilerplate's."""
+    hashes = _kgram_hashes(normalised_code(source), settings.k)
+    if len(hashes) == 0:
+        return frozenset()
+    picked, _ = copydetect_utils.winnow(hashes, settings.window)
+    found = frozenset(int(h) for h in picked)
+    return found - boilerplate if boilerplate else found
+
+
+def all_kgrams(source: str, settings: Settings) -> frozenset:
+    """Every k-gram hash of a source (what boilerplate removal takes away)."""
+    return frozenset(int(h) for h in _kgram_hashes(normalised_code(source), settings.k))
+
+
+_COMMENT = re.compile(r"""^((?:[^#'"\n]|'[^'\n]*'|"[^"\n]*")*)(#.*)?$""")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def _comment_text(text):
+    words = " ".join(text.lstrip("#").split()).lower()
+    return words if sum(c.isalnum() for c in words) >= 3 else ""
+
+
+def text_items(source: str) -> dict:
+    """Comments (normalised), names and code lines (comments cut, spacing kept) of a source.
+    Read line by line with regular expressions: a tokeniser would cost more than all the
+    rest, and a cell that does not parse still has its comments and names."""
+    comments, names, lines = set(), set(), set()
+    for line in source.splitlines():
+        found = _COMMENT.match(line)
+        code, comment = (found.group(1), found.group(2)) if found else (line, None)
+        if comment:
+            comments.add(_comment_text(comment))
+        code = code.rstrip()
+        if len(code.strip()) > 1:
+            lines.add(code)
+        names.update(_NAME.findall(_STRING.sub("", code)))
+    return {COMMENTS: frozenset(comments - {""}), NAMES: frozenset(names - _COMMON_NAMES), LINES: frozenset(lines)}
+
+
+def _boilerplate(sources, settings):
+    """Everything the release's code and the reference hold, under each kind."""
+    out = {CODE: set(), COMMENTS: set(), NAMES: set(), LINES: set()}
+    for source in sources:
+        out[CODE] |= all_kgrams(source, settings)
+        items = text_items(source)
+        out[COMMENTS] |= items[COMMENTS]
+        out[NAMES] |= items[NAMES]
+        out[LINES] |= {line.strip() for line in items[LINES]}
+    return {kind: frozenset(v) for kind, v in out.items()}
+
+
+def document(source: str, settings: Settings, boilerplate: dict) -> dict:
+    """One function's evidence items by kind, with the release's and reference's removed."""
+    items = text_items(source)
+    return {CODE: fingerprints(source, settings, boilerplate[CODE]),
+            COMMENTS: items[COMMENTS] - boilerplate[COMMENTS],
+            NAMES: items[NAMES] - boilerplate[NAMES],
+            LINES: frozenset(line for line in items[LINES] if line.strip() not in boilerplate[LINES])}
+
+
+# --- the class -----------------------------------------------------------------------------
+
+def compare(assignment: str, submissions: dict, release: dict, reference: dict, known: dict | None = None,
+            signatures: dict | None = None, catalogued=(), settings: Settings | None = None, jobs: int = 1) -> dict:
+    """The ``similarity.json`` structure for a class.
+
+    submissions: {student: {function: source}}; release: {function: the release's code of it
+    (stub, docstring, hints)}, whose order is the report's; reference: {name: source}; known:
+    {file: {function: source}}, solutions collected from the web; signatures: {student:
+    {function: behaviour signature}} of wrong functions; catalogued: the signatures that
+    catalogued mistakes produce. jobs: processes that read the cells (tokenising is most of
+    the time).
+    """
+    settings = settings or Settings()
+    functions = list(release) + sorted({f for subs in submissions.values() for f in subs} - set(release))
+    boilerplate = _boilerplate(list(release.values()) + list(reference.values()), settings)
+    owners = dict(submissions)
+    owners.update({KNOWN + name: subs for name, subs in (known or {}).items()})
+    cells = [((owner, fn), src) for owner, subs in owners.items() for fn, src in subs.items() if src and src.strip()]
+    docs = _documents(cells, settings, boilerplate, jobs)
+    shared, mass = _rarity(docs, settings)
+    behaviour = _rare_behaviour(signatures or {}, frozenset(catalogued))
+    pairs = []
+    for pair in sorted(set(shared) | set(behaviour)):
+        entry = _pair(pair, shared.get(pair, {}), mass, behaviour.get(pair, ()), functions, settings)
+        if entry["score"] >= settings.report_at:
+            pairs.append(entry)
+    pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
+    return {"assignment": assignment, "flag_at": settings.flag_at, "note": NOTE, "pairs": pairs}
+
+
+def _read(cells, settings, boilerplate):
+    return [(key, document(src, settings, boilerplate)) for key, src in cells]
+
+
+def _documents(cells, settings, boilerplate, jobs):
+    """Every cell's evidence items, read by ``jobs`` processes when the class is large."""
+    if jobs <= 1 or len(cells) < 400:
+        return dict(_read(cells, settings, boilerplate))
+    chunks = [cells[i::jobs * 4] for i in range(jobs * 4)]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        parts = pool.map(_read, chunks, itertools.repeat(settings), itertools.repeat(boilerplate))
+        return dict(item for part in parts for item in part)
+
+
+def _order(owner):
+    return (owner.startswith(KNOWN), owner)
+
+
+def rarity_weight(holders: int, power: float = 2.0) -> float:
+    """What one item counts for when ``holders`` submissions have it: fully when at most two
+    do, then 1/(holders - 1)**power, so the class's common stock weighs next to nothing."""
+    return 1.0 if holders <= 2 else 1.0 / (holders - 1) ** power
+
+
+def _rarity(docs, settings):
+    """Each pair's shared rare mass by (kind, function), and each submission's own rare mass."""
+    holders = defaultdict(list)
+    for (owner, fn), items in docs.items():
+        for kind, found in items.items():
+            for item in found:
+                holders[(kind, fn, item)].append(owner)
+    mass = Counter()
+    shared = defaultdict(dict)
+    for (kind, fn, item), who in holders.items():
+        w = rarity_weight(len(who), settings.power)
+        for owner in who:
+            mass[(owner, kind, fn)] += w
+        if len(who) < 2 or len(who) > settings.common:
+            continue
+        for a, b in itertools.combinations(sorted(who, key=_order), 2):
+            if a.startswith(KNOWN):
+                continue  # two known solutions: not anyone's submission
+            cell = shared[(a, b)].setdefault((kind, fn), [0.0, 0, 0, []])
+            cell[0] += w
+            cell[1] += 1
+            cell[2] += len(who) == 2
+            if kind != CODE and len(cell[3]) < 40:
+                cell[3].append(item)
+    return shared, mass
+
+
+def _rare_behaviour(signatures, catalogued):
+    """Pairs of students who alone share a wrong behaviour no catalogued mistake explains."""
+    by_signature = defaultdict(list)
+    for student, found in signatures.items():
+        for fn, signature in found.items():
+            if signature and signature not in catalogued:
+                by_signature[(fn, signature)].append(student)
+    pairs = defaultdict(list)
+    for (fn, _), who in sorted(by_signature.items()):
+        if len(who) == 2:
+            pairs[tuple(sorted(who, key=_order))].append(fn)
+    return pairs
+
+
+def _kind(kind, a, b, cells, mass, functions, settings):
+    """A kind's score for a pair (shared rare mass over the rare mass they could share, damped
+    by a prior), the functions that show it, and the counts its words need."""
+    shared = room = items = exclusive = 0
+    named, sample = [], []
+    for fn in functions:
+        low = min(mass[(a, kind, fn)], mass[(b, kind, fn)])
+        room += low
+        cell = cells.get((kind, fn))
+        if not cell:
+            continue
+        shared, items, exclusive = shared + cell[0], items + cell[1], exclusive + cell[2]
+        sample += cell[3]
+        if cell[0] >= max(settings.least[kind], 0.5 * low):
+            named.append(fn)
+    if shared < settings.least[kind]:
+        return None
+    return {"score": shared / (room + settings.prior[kind]), "functions": named,
+            "items": items, "exclusive": exclusive, "sample": sample}
+
+
+def _pair(pair, cells, mass, behaviour, functions, settings):
+    a, b = pair
+    evidence, keep = [], 1.0
+    for kind in TEXT_KINDS:
+        found = _kind(kind, a, b, cells, mass, functions, settings)
+        if found is None:
+            continue
+        keep *= 1.0 - settings.weight[kind] * found["score"]
+        evidence.append(_evidence(kind, found, len(functions)))
+    if behaviour:
+        strength = 1.0 - 0.5 ** len(behaviour)
+        keep *= 1.0 - settings.weight[BEHAVIOUR] * strength
+        evidence.append({"kind": BEHAVIOUR, "functions": [f for f in functions if f in behaviour],
+                         "strength": round(strength, 3), "detail": _behaviour_words(behaviour, functions)})
+    score = round(1.0 - keep, 3)
+    named = {f for e in evidence for f in e["functions"]}
+    evidence.sort(key=lambda e: (-e["strength"], e["kind"]))
+    return {"a": a, "b": b, "score": score, "flagged": score >= settings.flag_at,
+            "functions": [f for f in functions if f in named], "evidence": evidence}
+
+
+def _in(named, total):
+    return f"in {len(named)} of {total} functions" if named else "spread thinly over several functions"
+
+
+def _evidence(kind, found, total):
+    """One kind's evidence, in words that say what it is and what it is not."""
+    n, only, named = found["items"], found["exclusive"], found["functions"]
+    rest = ("none of them in any other submission" if only == n else f"{only} of them in no other submission"
+            if only else "each also in a few other submissions, which lowers its weight")
+    if kind == CODE:
+        detail = (f"shared rare code {_in(named, total)}: {n} winnowed fingerprints of normalised code "
+                  f"(names, comments and layout ignored), {rest}; the release's code and the reference's are left out")
+    elif kind == COMMENTS:
+        detail = f"identical comments {_in(named, total)}: {n} comments, {rest}; the release's hints are left out"
+    elif kind == NAMES:
+        shown = ", ".join(sorted(set(found["sample"]))[:8])
+        detail = (f"identical rare names {_in(named, total)}: {shown}; names the release or the reference "
+                  f"use are left out")
+    else:
+        detail = (f"identical lines, spacing included, {_in(named, total)}: {n} lines, {rest}; "
+                  f"lines of the release and the reference are left out")
+    return {"kind": kind, "functions": named, "strength": round(found["score"], 3), "detail": detail}
+
+
+def _behaviour_words(behaviour, functions):
+    named = [f for f in functions if f in behaviour]
+    return (f"identical wrong outputs in {', '.join(named)}: no other submission behaves so and no catalogued "
+            f"mistake explains it (the same wrong behaviour, not necessarily the same code)")
