@@ -88,8 +88,16 @@ class MathMLRenderer(IPythonRenderer):
         return mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", True)
 
 
+def math_is_mathml(text):
+    """A filter whose presence tells the template that the exporter's Markdown renderer
+    writes math as MathML (mathjax.html.j2 then adds no MathJax script)."""
+    return text
+
+
 def use_course_page(exporter):
-    """Point an HTML exporter at this course's feedback template (nbgrader's, extended)."""
+    """Point an HTML exporter at this course's feedback template (nbgrader's, extended),
+    with its math written as MathML (by MathMLRenderer)."""
+    exporter.filters = {**exporter.filters, "math_is_mathml": math_is_mathml}
     exporter.extra_template_basedirs = [TEMPLATES, NBGRADER_TEMPLATES]
     exporter.extra_template_paths = [*exporter.extra_template_paths, NBGRADER_TEMPLATES]
     exporter.template_name = TEMPLATE
