@@ -169,3 +169,21 @@ def test_force_grades_every_submission_again_to_the_same_results(fresh):
     assert run.returncode == 0, run.stderr[-2000:]
     assert f"graded {len(CLASS)}, kept 0" in run.stdout
     assert entries(out) == before
+
+
+@pytest.mark.sandbox
+def test_grades_csv_is_what_nbgraders_export_plugin_writes(graded, tmp_path):
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins.export import CsvExportPlugin
+
+    from assignments.grading.upstream import export
+    shutil.copyfile(graded / "out" / "gradebook.db", tmp_path / "gradebook.db")
+    url = "sqlite:///" + str(tmp_path / "gradebook.db")
+    with Gradebook(url, "rnn-step-by-step") as gb:
+        gb.update_or_create_student("dana", last_name="Doe", first_name="Dana", email="dana@example.org")  # no submission
+        CsvExportPlugin(to=str(tmp_path / "theirs.csv"), assignment=[A.id]).export(gb)
+        export.export(gb, str(tmp_path / "ours.csv"), [A.id])
+    for name in ("theirs.csv", "ours.csv"):
+        pipeline.sort_rows(str(tmp_path / name))
+    theirs = (tmp_path / "theirs.csv").read_bytes()
+    assert (tmp_path / "ours.csv").read_bytes() == theirs and b"dana,Doe,Dana" in theirs and theirs.count(b"\n") == 8

@@ -18,6 +18,8 @@ import os
 import re
 import shutil
 import sys
+import tempfile
+import threading
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -30,7 +32,8 @@ from ..judging.judged_execute import prepared
 from ..reports import lms, report
 from ..sandbox.kernel import sandbox_problem
 from ..sandbox.zygotes import ZYGOTES
-from ..upstream import feedback
+from ..upstream import export as grades_export
+from ..upstream import feedback, is_stock
 from ..upstream.saveautogrades import grades_of
 from . import folders, inspect_submission, receipts, record
 from .course import coursedir, load_config
@@ -132,7 +135,7 @@ def grade_class(assignment, submissions, out, sandbox=True, overrides=None, work
             raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
                                      f"them outside the sandbox. To grade anyway, pass --no-sandbox "
                                      f"(every result is then flagged 'unsandboxed').")
-    reset_work(work)
+    sweeper = reset_work(work)
     # one zygote for the local workers, booting while this process prepares
     with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
         warn_without_cgroups(sandbox)
@@ -154,6 +157,7 @@ def grade_class(assignment, submissions, out, sandbox=True, overrides=None, work
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept)
+    sweeper.join()
     changes = receipts.grade_changes(plan.earlier, results, records)
     if changes:
         receipts.write_changes(os.path.join(out, "results", aid, "changes.json"), aid, changes)
@@ -295,12 +299,17 @@ def prepare_course(config, assignment, work):
 
 
 def reset_work(work):
-    """Empty the run's private folder, but for the cache of earlier runs."""
+    """Empty the run's private folder, but for the cache of earlier runs. What an earlier run
+    left (a whole class staged, after a first run) is moved aside at once and deleted by a
+    thread while this run goes on; returns that thread, to be joined before the run ends."""
     os.makedirs(work, exist_ok=True)
+    trash = tempfile.mkdtemp(prefix=".old-", dir=work)
     for name in os.listdir(work):
-        if name != CACHE:
-            path = os.path.join(work, name)
-            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+        if name != CACHE and name != os.path.basename(trash):
+            os.replace(os.path.join(work, name), os.path.join(trash, name))
+    sweeper = threading.Thread(target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, daemon=True)
+    sweeper.start()
+    return sweeper
 
 
 def seeded(config, aid, work):
@@ -375,7 +384,10 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
             entries = {**others, **entries}
         elif kept:
             entries = {**kept, **entries}
-        CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
+        if is_stock(config):
+            CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
+        else:   # the same file, in a few queries instead of a few per student
+            grades_export.export(gb, os.path.join(own, "grades.csv"), [aid])
         sort_rows(os.path.join(own, "grades.csv"))
     results = {"assignment": aid, "max_score": float(assignment.max_score),
                "submissions": [entries[s] for s in sorted(entries)]}

@@ -18,14 +18,16 @@ def export(gb, path, assignment_ids):
     """grades.csv for ``assignment_ids`` (every student of the gradebook, 0 for one without a
     submission), as nbgrader's CsvExportPlugin(to=path, assignment=assignment_ids) writes it."""
     fmt = ",".join("{" + k + "}" for k in KEYS) + "\n"
-    students = list(gb.db.query(Student).order_by(Student.id))
+    students = list(gb.db.query(Student.id, Student.last_name, Student.first_name, Student.email).order_by(Student.id))
     with open(path, "w") as fh:
         fh.write(",".join(KEYS) + "\n")
         for assignment in gb.db.query(Assignment).order_by(Assignment.duedate, Assignment.name):
             if assignment.name not in assignment_ids:
                 continue
-            submissions = {s.student_id: s for s in gb.db.query(SubmittedAssignment)
-                           .filter(SubmittedAssignment.assignment_id == assignment.id)}
+            # the columns used, not the whole row: each of its other computed scores is a subquery
+            submissions = {s.student_id: s for s in gb.db.query(
+                SubmittedAssignment.student_id, SubmittedAssignment.timestamp, SubmittedAssignment.score,
+                SubmittedAssignment.late_submission_penalty).filter(SubmittedAssignment.assignment_id == assignment.id)}
             for student in students:
                 score = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
                          "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
