@@ -3,6 +3,7 @@
   python -m assignments release        rebuild release/ from source/
   python -m assignments check-release  prove the release is current, leak-free and gradeable
   python -m assignments grade          autograde submitted/ (or --submissions DIR) into --out DIR
+  python -m assignments verify         grade a results.json's submissions again and check them against it
   python -m assignments report         rebuild report.html and report.json from a results.json
   python -m assignments export         grades for Canvas's or Moodle's gradebook import
   python -m assignments demo           release, then grade the bundled sample class
@@ -24,7 +25,7 @@ from .grading.authoring import (  # noqa: E402
 )
 from .grading.contract import assignment as course  # noqa: E402
 from .grading.reports import lms, report  # noqa: E402
-from .grading.run import evidence, pipeline  # noqa: E402
+from .grading.run import evidence, pipeline, receipts, verify  # noqa: E402
 from .grading.run.course import load_config  # noqa: E402
 from .grading.run.dispatch import ClusterUnfit  # noqa: E402
 
@@ -47,6 +48,17 @@ def _parser():
     sub.add_parser("release", help="rebuild release/ from source/ (and source/'s generated parts)")
     sub.add_parser("check-release", help="check release/ against source/, leaks, expected values, grading")
     _grade_options(sub.add_parser("grade", help="autograde every submission"))
+    v = sub.add_parser("verify", help="grade submissions of a results.json again and check that their entries "
+                                      "match byte for byte (an appeal's answer)")
+    v.add_argument("results", help="the results.json to check (e.g. OUT/results/<assignment>/results.json)")
+    v.add_argument("--submissions", default=REPO,
+                   help="folder holding submitted/<student>/<assignment>/ (or that layout itself), as given to grade")
+    v.add_argument("--student", action="append", default=None, metavar="ID", help="check this student (repeatable)")
+    v.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="check N students drawn at random (default: every student of the results)")
+    v.add_argument("--seed", type=int, default=None, help="make the --sample draw repeatable")
+    v.add_argument("--workers", type=int, default=None, help="submissions graded at once (default: one per core)")
+    v.add_argument("--no-sandbox", action="store_true", help="for results graded with --no-sandbox")
     r = sub.add_parser("report", help="rebuild report.html and report.json from a results.json")
     r.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
                    help="the results.json to report on (default: ./results.json); timings.csv is read beside it")
@@ -79,6 +91,8 @@ def _grade_options(g):
                    help="grade this assignment (repeatable; default: every assignment the submissions hold)")
     g.add_argument("--student", action="append", default=None, metavar="ID",
                    help="regrade only this student (repeatable); the others keep what an earlier run gave them")
+    g.add_argument("--force", action="store_true",
+                   help="grade every submission again, even those whose receipt would not change")
     g.add_argument("--quiet", action="store_true", help="no progress, no summary table")
     g.add_argument("--no-sandbox", action="store_true",
                    help="run submissions without bubblewrap (unsafe; every result is flagged 'unsandboxed')")
@@ -108,6 +122,8 @@ def main(argv=None):
         return make_report(args.results, args.out)
     if args.command == "export":
         return export(args.results, args.format, args.out, args.title, args.db_url)
+    if args.command == "verify":
+        return check_results(args)
     if args.command == "check-release":
         return check_release()
     if args.command in ("release", "demo"):
@@ -162,23 +178,41 @@ def grade(args, submissions):
         return 2
     for aid in wanted:
         try:
-            results = pipeline.grade(course.load(aid), submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
-                                     workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
-                                     db_url=getattr(args, "db_url", None), progress=not args.quiet,
-                                     students=getattr(args, "student", None),
-                                     known_solutions=getattr(args, "known_solutions", None))
+            run = pipeline.grade_class(course.load(aid), submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
+                                       workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
+                                       db_url=getattr(args, "db_url", None), progress=not args.quiet,
+                                       students=getattr(args, "student", None), force=getattr(args, "force", False),
+                                       known_solutions=getattr(args, "known_solutions", None))
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
         except (pipeline.SandboxUnavailable, ClusterUnfit) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        own = os.path.join(args.out, "results", aid)
+        if run.changes:   # said even with --quiet: grades moved
+            print(f"{aid}: {receipts.summary(run.changes)}\nchanges: {os.path.join(own, 'changes.json')}")
         if not args.quiet:
-            print(f"\n{aid}\n" + report.summary(results))
-            own = os.path.join(args.out, "results", aid)
+            print(f"\n{aid}: graded {len(run.graded)}, kept {len(run.kept)} whose receipts held\n" + report.summary(run.results))
             print(f"\nresults: {os.path.join(own, 'results.json')}; report: {os.path.join(own, 'report.html')}; "
                   f"feedback: {os.path.join(args.out, 'feedback')}")
     return 0
+
+
+def check_results(args):
+    """verify: exit 0 when every entry checked came out as recorded, 1 naming what differs,
+    2 when it cannot start."""
+    try:
+        checked, problems = verify.verify(args.results, args.submissions, args.student, args.sample, args.seed,
+                                          sandbox=not args.no_sandbox, workers=args.workers)
+    except (verify.BadRequest, pipeline.SandboxUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"DIFFERS  {line}")
+    print(f"{len(checked)} checked ({', '.join(checked)}): "
+          + ("every entry matches its receipt, byte for byte" if not problems else f"{len(problems)} difference(s)"))
+    return 1 if problems else 0
 
 
 def make_report(results_path, out=None):

@@ -46,7 +46,10 @@ def test_results_follow_the_class_table(sample_class):
 def test_results_json_is_the_expected_file(sample_class):
     with open(EXPECTED, encoding="utf-8") as f:
         expected = json.load(f)
-    assert sample_class["results"] == expected, (
+    # receipts hash the engine's own code, so they move with every change of it: test_receipts.py checks them
+    found = dict(sample_class["results"], submissions=[{k: v for k, v in s.items() if k != "receipt"}
+                                                       for s in sample_class["results"]["submissions"]])
+    assert found == expected, (
         "results changed; if intended: python -m assignments grade --submissions samples --out /tmp/x "
         "&& cp /tmp/x/results.json tests/expected/sample_results.json")
 
@@ -56,7 +59,7 @@ def test_results_json_on_disk_matches_schema(sample_class):
         results = json.load(f)
     assert results["assignment"] == "rnn_step_by_step" and results["max_score"] == 100.0
     for s in results["submissions"]:
-        assert set(s) == {"student", "status", "message", "score", "flags", "exercises"}
+        assert set(s) == {"student", "status", "message", "score", "flags", "exercises", "receipt"}
         assert s["status"] in ("graded", "unreadable", "incomplete", "error")
         for e in s["exercises"]:
             assert set(e) == {"id", "score", "max_score", "passed", "diagnoses", "signature", "feedback"}

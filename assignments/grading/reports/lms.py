@@ -33,10 +33,13 @@ def roster(db_url, course_id, assignment_id, students):
     found = {sid: {"first_name": "", "last_name": "", "email": "", "lms_user_id": "", "score": 0.0}
              for sid in students}
     with Gradebook(db_url, course_id) as gb:
-        for st in gb.db.query(Student).filter(Student.id.in_(list(found))):
+        for st in gb.db.query(Student.id, Student.first_name, Student.last_name, Student.email, Student.lms_user_id
+                              ).filter(Student.id.in_(list(found))):
             found[st.id].update(first_name=st.first_name or "", last_name=st.last_name or "",
                                 email=st.email or "", lms_user_id=st.lms_user_id or "")
-        rows = (gb.db.query(SubmittedAssignment).join(Assignment)
+        # the two columns used, not the whole row: each of its other computed scores is a subquery
+        rows = (gb.db.query(SubmittedAssignment.student_id, SubmittedAssignment.score, SubmittedAssignment.late_submission_penalty)
+                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
                 .filter(Assignment.name == assignment_id, SubmittedAssignment.student_id.in_(list(found))))
         for sub in rows:
             found[sub.student_id]["score"] = max(0.0, float(sub.score or 0.0) - float(sub.late_submission_penalty or 0.0))

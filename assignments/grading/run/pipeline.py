@@ -5,18 +5,23 @@ write grades.csv, results.json, the class report (report.py) and the grades for 
 
 Submissions are only ever read: each is copied into a private staging area first, so
 ``submitted/`` is never modified, and a notebook that cannot be read is reported and
-skipped without stopping the others. Every run regrades from scratch (``force``), so a
-rerun is safe and gives the same results.
+skipped without stopping the others. Each entry of results.json carries its receipt
+(receipts.py): a rerun grades again only the submissions whose receipt would change, and
+keeps the others' entries, gradebook rows and folders as they are, so a rerun is safe and
+gives the same results; ``force`` grades every one again.
 Rule (run/): only the grading process writes the class's gradebook and folders.
 """
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import re
 import shutil
 import sys
+import tempfile
+import threading
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -25,14 +30,16 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
+from .. import GRADING
 from ..authoring.generated import write_generated
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
 from ..sandbox.kernel import sandbox_problem
 from ..sandbox.zygotes import ZYGOTES
-from ..upstream import feedback
+from ..upstream import export as grades_export
+from ..upstream import feedback, is_stock
 from ..upstream.saveautogrades import grades_of
-from . import evidence, folders, inspect_submission, record
+from . import evidence, folders, inspect_submission, receipts, record
 from .course import coursedir, load_config
 from .dispatch import Dispatch
 from .progress import Progress
@@ -54,6 +61,7 @@ Verdicts: TypeAlias = tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]
 """What results.json takes from an autograded notebook: verdicts by function, kernel events."""
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
+CACHE = "cache"             # under WORK, kept from run to run: the seed gradebook and release (``seeded``)
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
 OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv",
@@ -110,17 +118,38 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
     return None, flags
 
 
+@dataclasses.dataclass
+class Run:
+    """What one run of ``grade_class`` did: the class's results, the students it graded, those
+    whose earlier entry it kept (their receipt would not change), and the grade changes it
+    wrote to changes.json (receipts.grade_changes; empty when no grade moved)."""
+    results: dict
+    graded: list
+    kept: list
+    changes: list
+
+
 def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = True, overrides: Config | None = None,
           workers: int | None = None, scheduler: str | None = None, db_url: str | None = None, progress: bool = False,
-          students: Iterable[str] | None = None,
+          students: Iterable[str] | None = None, force: bool = False,
           known_solutions: str | None = None) -> dict[str, Any]:
-    """Grade every submission (``students``: only theirs, the others keep what an earlier run
-    gave them); ``sandbox=False`` runs kernels without bubblewrap (flagged). ``overrides`` (a
-    traitlets Config) is laid over nbgrader_config.py, e.g. shorter limits.
-    ``workers``/``scheduler`` override Dispatch's config; ``db_url`` the gradebook's
-    (default: SQLite in ``out``). ``progress`` shows a progress bar on stderr.
-    ``known_solutions``: a folder of solutions collected by the instructor, which the copying
-    evidence compares the class with (evidence.py)."""
+    """Grade the class (see ``grade_class``) and return its results.json."""
+    return grade_class(assignment, submissions, out, sandbox, overrides, workers, scheduler, db_url, progress,
+                       students, force, known_solutions).results
+
+
+def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: bool = True,
+                overrides: Config | None = None, workers: int | None = None, scheduler: str | None = None,
+                db_url: str | None = None, progress: bool = False, students: Iterable[str] | None = None,
+                force: bool = False, known_solutions: str | None = None) -> Run:
+    """Grade every submission whose receipt would change (``force``: every one; ``students``:
+    only theirs, the others keep what an earlier run gave them); ``sandbox=False`` runs
+    kernels without bubblewrap (flagged). ``overrides`` (a traitlets Config) is laid over
+    nbgrader_config.py, e.g. shorter limits. ``workers``/``scheduler`` override Dispatch's
+    config; ``db_url`` the gradebook's (default: SQLite in ``out``). ``progress`` shows a
+    progress bar on stderr. ``known_solutions``: a folder of solutions collected by the
+    instructor, which the copying evidence compares the class with (evidence.py). Returns a
+    ``Run``."""
     out = os.path.abspath(out)
     aid = assignment.id
     work = os.path.join(out, WORK)
@@ -132,41 +161,113 @@ def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = Tr
             raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
                                      f"them outside the sandbox. To grade anyway, pass --no-sandbox "
                                      f"(every result is then flagged 'unsandboxed').")
-    if os.path.exists(work):
-        shutil.rmtree(work)
-    os.makedirs(work)
+    sweeper = reset_work(work)
     # one zygote for the local workers, booting while this process prepares
     with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
-        if sandbox:
-            warn_without_cgroups()
+        warn_without_cgroups(sandbox)
         course, release_nb = prepare_course(config, assignment, work)
         root = submitted_root(os.path.abspath(submissions))
-        records, jobs = stage_all(assignment, root, work, release_nb, sandbox, None if students is None else set(students))
+        judge, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
+        inputs = receipts.class_inputs(assignment, os.path.join(work, "release", aid), config, sandbox, judge)
+        plan = plan_run(config, assignment, out, root, inputs, students, force)
+        records, jobs = stage_all(assignment, root, work, release_nb, sandbox, set(plan.graded))
+        for student, rec in records.items():
+            rec["receipt"] = plan.receipts[student]
         if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
-            feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
-            _, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
+            if dispatch.local_workers(len(jobs)) > 1:   # one worker runs here and draws its pages itself
+                feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
             ZYGOTES.ready(keep)
         bar = Progress(len(jobs), enabled=progress)
-        judged: dict[str, Verdicts] = {}   # student: what results.json takes from the autograded notebook (see verdicts)
-        placer = folders.Placer(os.path.join(work, "files"))
-        for result in dispatch.run(course, jobs, parent=work):
-            rec = records[result["student"]]
-            rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
-            if result["ok"]:
-                try:
-                    judged[rec["student"]] = store(config, assignment, work, result, placer)
-                except Exception as exc:
-                    rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
-                else:
-                    rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
-            else:
-                rec.update(status="error", message=result["message"])
-            bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+        judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar)
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
-    return finish(config, assignment, out, records, judged, bar, partial=students is not None,
-                  evidence_of=(release_nb, known_solutions))
+    results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
+                     evidence_of=(release_nb, known_solutions))
+    sweeper.join()
+    changes = receipts.grade_changes(plan.earlier, results, records)
+    if changes:
+        receipts.write_changes(os.path.join(out, "results", aid, "changes.json"), aid, changes)
+    return Run(results, sorted(records), sorted(plan.kept), changes)
+
+
+def warn_without_cgroups(sandbox):
+    """Say loudly at start when the shared zygote could make no cgroup per kernel."""
+    if sandbox and ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
+        print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
+              f"processes are limited per process, not as a whole: one submission can hold more memory than "
+              f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
+              f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
+              file=sys.stderr)
+
+
+def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar):
+    """Grade the staged submissions and store each result as it comes back: {student: what
+    results.json takes from its autograded notebook} (see ``verdicts``)."""
+    judged = {}
+    placer = folders.Placer(os.path.join(work, "files"))
+    for result in dispatch.run(course, jobs, parent=work):
+        rec = records[result["student"]]
+        rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
+        if result["ok"]:
+            try:
+                judged[rec["student"]] = store(config, assignment, work, result, placer)
+            except Exception as exc:
+                rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+            else:
+                rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
+        else:
+            rec.update(status="error", message=result["message"])
+        bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+    return judged
+
+
+@dataclasses.dataclass
+class Plan:
+    graded: list     # the students to grade
+    kept: dict       # {student: earlier entry} of those whose receipt would not change
+    receipts: dict   # {student: receipt now} of every student found
+    earlier: dict    # {student: entry} of the earlier results.json
+
+
+def plan_run(config, assignment, out, root, inputs, students=None, force=False):
+    """Who this run grades. Every student found when ``force``, when there is no earlier
+    results.json or with ``students`` (only theirs); otherwise those whose receipt would
+    change, whose earlier entry is an error, or whose earlier grading the course folder no
+    longer holds as this command left it (``current``)."""
+    aid = assignment.id
+    path = os.path.join(out, "results", aid, "results.json")
+    earlier = earlier_results(path, aid)
+    found = find_students(root, aid, None if students is None else set(students))
+    now = {s: receipts.receipt(receipts.submission_digest(os.path.join(root, s, aid), MAX_FILE_BYTES), inputs)
+           for s in found}
+    if force or students is not None or not earlier:
+        return Plan(found, {}, now, earlier)
+    same = [s for s in found if s in earlier and earlier[s].get("receipt") == now[s]]
+    held = current(config, assignment, path, {s: earlier[s] for s in same})
+    kept = {s: earlier[s] for s in same if s in held}
+    return Plan([s for s in found if s not in kept], kept, now, earlier)
+
+
+def current(config, assignment, results_path, entries):
+    """The students of ``entries`` whose grading is still as this command left it: an
+    unreadable one, or one whose submission the gradebook holds with nothing given by hand
+    and no late penalty (those are graded again, so that their page shows the gradebook's
+    scores) and whose autograded notebook is no newer than results.json (nbgrader's
+    autograde or formgrader's button has not graded it since)."""
+    aid, held = assignment.id, set()
+    if not entries:
+        return held
+    since = os.stat(results_path).st_mtime_ns
+    submitted, by_hand = record.submitted_students(config, aid)
+    for student, entry in entries.items():
+        if entry.get("status") == "unreadable":
+            held.add(student)
+        elif entry.get("status") in ("graded", "incomplete") and student in submitted and student not in by_hand:
+            path = os.path.join(folders.folder(config, "autograded", student, aid), assignment.notebook + ".ipynb")
+            if os.path.isfile(path) and os.stat(path).st_mtime_ns <= since:
+                held.add(student)
+    return held
 
 
 def exchange_notes(work: str, aid: str, records: Mapping[str, Record]) -> list[str]:
@@ -218,17 +319,53 @@ def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[C
     shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     write_generated(assignment, os.path.join(work, "source", aid), reuse_release=True)
-    seed_db = os.path.join(work, "seed.db")
-    seed = record.seed(config, aid, seed_db)   # also writes the release
-    record.prepare(config, aid, like="sqlite:///" + seed_db)
+    seed = seeded(config, aid, work)   # also writes the release, and WORK/seed.db
+    record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
     course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                     source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
     release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
     return course, release_nb
 
 
-def stage_all(assignment: Assignment, root: str, work: str, release_nb: NotebookNode, sandbox: bool,
-              only: Container[str] | None = None) -> tuple[dict[str, Record], list[Job]]:
+def reset_work(work):
+    """Empty the run's private folder, but for the cache of earlier runs. What an earlier run
+    left (a whole class staged, after a first run) is moved aside at once and deleted by a
+    thread while this run goes on; returns that thread, to be joined before the run ends."""
+    os.makedirs(work, exist_ok=True)
+    trash = tempfile.mkdtemp(prefix=".old-", dir=work)
+    for name in os.listdir(work):
+        if name != CACHE and name != os.path.basename(trash):
+            os.replace(os.path.join(work, name), os.path.join(trash, name))
+    sweeper = threading.Thread(target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, daemon=True)
+    sweeper.start()
+    return sweeper
+
+
+def seeded(config, aid, work):
+    """``record.seed``'s bytes (also in WORK/seed.db), with the run's release in WORK/release/: reused from an earlier
+    run when the source folder, the configuration, nbgrader and the engine are the same
+    (WORK/cache/<their digest>/), made by nbgrader otherwise (a second or so) and kept there.
+    Only the latest is kept."""
+    import nbgrader
+    key = receipts.of([receipts.files_digest(os.path.join(work, "source", aid)), nbgrader.__version__,
+                       json.dumps(config, sort_keys=True, default=repr), receipts.files_digest(GRADING)]).split(":")[1]
+    kept = os.path.join(work, CACHE, key)
+    release = os.path.join(work, "release", aid)
+    if os.path.isfile(os.path.join(kept, "seed.db")) and os.path.isdir(os.path.join(kept, "release")):
+        shutil.copytree(os.path.join(kept, "release"), release)
+        shutil.copyfile(os.path.join(kept, "seed.db"), os.path.join(work, "seed.db"))
+        with open(os.path.join(kept, "seed.db"), "rb") as f:
+            return f.read()
+    seed = record.seed(config, aid, os.path.join(work, "seed.db"))
+    shutil.rmtree(os.path.join(work, CACHE), ignore_errors=True)
+    shutil.copytree(release, os.path.join(kept + ".part", "release"))
+    with open(os.path.join(kept + ".part", "seed.db"), "wb") as f:
+        f.write(seed)
+    os.replace(kept + ".part", kept)
+    return seed
+
+
+def stage_all(assignment, root, work, release_nb, sandbox, only=None):
     """Stage every submission (of the students in ``only``, when given): {student: its
     record so far}, and the workers' jobs for those that can be graded."""
     aid = assignment.id
@@ -253,30 +390,19 @@ def stage_all(assignment: Assignment, root: str, work: str, release_nb: Notebook
     return records, jobs
 
 
-def warn_without_cgroups() -> None:
-    """Say loudly at start when the shared zygote could make no cgroup per kernel."""
-    if ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
-        print(f"WARNING: no cgroup per kernel here ({ZYGOTES.zygote.cgroup_problem}). A kernel's memory and "
-              f"processes are limited per process, not as a whole: one submission can hold more memory than "
-              f"GradingKernelManager.memory_limit. Grade as root, or with a delegated cgroup (systemd-run "
-              f"--user --scope -p Delegate=yes ...), to have them. Results are flagged no_kernel_cgroup.",
-              file=sys.stderr)
-
-
-def finish(config: Config, assignment: Assignment, out: str, records: Mapping[str, Record],
-           judged: Mapping[str, Verdicts], bar: Progress, partial: bool = False,
-           evidence_of: tuple[nbformat.NotebookNode, str | None] | None = None) -> dict[str, Any]:
+def finish(config, assignment, out, records, judged, bar, partial=False, kept=None, evidence_of=None):
     """After the workers: the gradebook's view of the run, results.json, grades.csv, the
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
-    ``partial`` run (some students only) keeps the earlier results of the others.
+    ``partial`` run (some students only) keeps the earlier results of the others; ``kept``:
+    the earlier entries of the students a run did not grade again (their receipts held).
     ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
     clusters and the copying evidence, written after results.json (they never change it)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
     timings_path = os.path.join(own, "timings.csv")
-    earlier = earlier_results(os.path.join(own, "results.json"), aid) if partial else {}
-    bar.write_csv(timings_path, keep=earlier_timings(timings_path, set(earlier) - set(records)) if partial else ())
+    earlier = earlier_results(os.path.join(own, "results.json"), aid) if partial else dict(kept or {})
+    bar.write_csv(timings_path, keep=earlier_timings(timings_path, set(earlier) - set(records)) if earlier else ())
 
     prefix = test_prefix(config)
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
@@ -288,7 +414,12 @@ def finish(config: Config, assignment: Assignment, out: str, records: Mapping[st
             others = {s: e for s, e in earlier.items() if s not in entries}
             others.update(graded_elsewhere(config, assignment, gb, prefix, set(entries) | set(others)))
             entries = {**others, **entries}
-        CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
+        elif kept:
+            entries = {**kept, **entries}
+        if is_stock(config):
+            CsvExportPlugin(to=os.path.join(own, "grades.csv"), assignment=[aid]).export(gb)
+        else:   # the same file, in a few queries instead of a few per student
+            grades_export.export(gb, os.path.join(own, "grades.csv"), [aid])
         sort_rows(os.path.join(own, "grades.csv"))
     results = {"assignment": aid, "max_score": float(assignment.max_score),
                "submissions": [entries[s] for s in sorted(entries)]}
@@ -437,8 +568,8 @@ def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, ver
     """One submission's entry in results.json, from the gradebook and the verdicts that the
     judge stored in the autograded notebook."""
     aid, student = assignment.id, rec["student"]
-    entry: Entry = dict(rec, score=0.0, flags=list(rec["flags"]), exercises=[])
-    scores: dict[str, float] = {}
+    entry = dict({k: v for k, v in rec.items() if k != "receipt"}, score=0.0, flags=list(rec["flags"]), exercises=[])
+    scores = {}
     if rec["status"] == "pending":
         try:
             submission = gb.find_submission_notebook(assignment.notebook, aid, student)
@@ -458,4 +589,6 @@ def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, ver
     if rec["status"] == "pending":
         entry["status"] = "incomplete" if events else "graded"   # every kernel event is a fault
     entry["flags"] = sorted(set(entry["flags"]), key=entry["flags"].index)
+    if "receipt" in rec:
+        entry["receipt"] = rec["receipt"]
     return entry

@@ -74,6 +74,26 @@ def graded_by_hand_or_late(config, assignment_id, notebook, student):
                 or any(c.manual_comment is not None for c in submission.comments))
 
 
+def submitted_students(config, assignment_id):
+    """Two sets of student ids, in a few queries for the whole class: those whose submission
+    of the assignment the class's gradebook holds, and those among them scored otherwise
+    than by their autograded notebook alone (``graded_by_hand_or_late``)."""
+    from nbgrader.api import Assignment, Comment, Grade, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import and_, or_
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        base = (gb.db.query(SubmittedAssignment.student_id)
+                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                .filter(Assignment.name == assignment_id))
+        submitted = {row[0] for row in base}
+        notebooks = base.join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+        by_hand = {row[0] for row in notebooks.filter(SubmittedNotebook.late_submission_penalty > 0)}
+        by_hand |= {row[0] for row in notebooks.join(Grade, Grade.notebook_id == SubmittedNotebook.id).filter(
+            or_(Grade.manual_score.isnot(None), and_(Grade.extra_credit.isnot(None), Grade.extra_credit != 0)))}
+        by_hand |= {row[0] for row in notebooks.join(Comment, Comment.notebook_id == SubmittedNotebook.id)
+                    .filter(Comment.manual_comment.isnot(None))}
+    return submitted, by_hand
+
+
 def record(config, assignment_id, notebook, student, nb, timestamp=None):
     """Store one autograded notebook's grades, as nbgrader's autograde would have."""
     db_url, course_id = config.CourseDirectory.db_url, config.CourseDirectory.course_id

@@ -1,0 +1,189 @@
+"""Receipts (issue 34): a rerun grades only the submissions whose receipt would change and
+leaves the others byte for byte; a changed hidden case is reported in changes.json for
+exactly the students whose grades moved; `verify` regrades and compares with the receipts."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from helpers import REPO, A, build_samples, gradebook_dump
+
+from assignments.grading.judging.judged_execute import prepared
+from assignments.grading.run import pipeline, receipts, verify
+
+CLASS = ["ada", "ben", "chloe", "dev", "eve", "finn"]
+
+
+def files(folder):
+    """{path: bytes} of every file under ``folder``, the run's private .nbgrader folder and the
+    SQLite gradebook aside."""
+    found = {}
+    for d, dirs, names in os.walk(folder):
+        dirs[:] = sorted(x for x in dirs if x != pipeline.WORK)
+        for name in sorted(names):
+            if name != "gradebook.db":
+                with open(os.path.join(d, name), "rb") as f:
+                    found[os.path.relpath(os.path.join(d, name), folder)] = f.read()
+    return found
+
+
+def snapshot(out):
+    """Every file grading leaves in ``out``, and the gradebook's rows."""
+    return files(out), gradebook_dump("sqlite:///" + os.path.join(out, "gradebook.db"))
+
+
+def entries(out):
+    with open(os.path.join(out, "results", A.id, "results.json"), encoding="utf-8") as f:
+        return {s["student"]: json.dumps(s, indent=2) for s in json.load(f)["submissions"]}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The sample class graded once; each test works on its own copy (``fresh``)."""
+    root = tmp_path_factory.mktemp("receipts")
+    subs = build_samples(str(root / "class"))
+    pipeline.grade(A, subs, str(root / "out"), workers=2)
+    return root
+
+
+@pytest.fixture
+def fresh(graded, tmp_path):
+    """A copy of the graded class (submissions and output folder, times kept) to change."""
+    shutil.copytree(graded / "class", tmp_path / "class", symlinks=True)
+    shutil.copytree(graded / "out", tmp_path / "out", symlinks=True)
+    return str(tmp_path / "class"), str(tmp_path / "out")
+
+
+@pytest.mark.sandbox
+def test_every_entry_has_a_receipt_of_every_input(graded):
+    with open(graded / "out" / "results.json", encoding="utf-8") as f:
+        found = {s["student"]: s["receipt"] for s in json.load(f)["submissions"]}
+    assert sorted(found) == CLASS
+    for receipt in found.values():
+        assert list(receipt) == list(receipts.INPUTS)
+        assert all(v.startswith("sha256:") and len(v) == 71 for v in receipt.values())
+    # the class's inputs are shared; each submission's own differs
+    assert len({json.dumps({k: v for k, v in r.items() if k != "submission"}) for r in found.values()}) == 1
+    assert len({r["submission"] for r in found.values()}) == len(CLASS)
+
+
+def test_floats_are_hashed_to_twelve_digits():
+    assert receipts.of(np.array([1.0, -0.0])) == receipts.of(np.array([1.0 + 1e-15, 0.0]))
+    assert receipts.of(np.array([1.0, 0.0])) != receipts.of(np.array([1.0 + 1e-9, 0.0]))
+    assert receipts.of({"a": (1, 2.5)}) != receipts.of({"a": [1, 2.5, 0]})
+    with pytest.raises(TypeError, match="cannot hash a object"):
+        receipts.of(object())
+
+
+@pytest.mark.sandbox
+def test_a_rerun_with_nothing_changed_grades_nothing_and_changes_no_byte(fresh):
+    subs, out = fresh
+    before = snapshot(out)
+    run = pipeline.grade_class(A, subs, out, workers=2)
+    assert run.graded == [] and run.kept == CLASS and run.changes == []
+    assert snapshot(out) == before
+
+
+@pytest.mark.sandbox
+def test_one_new_submission_alone_is_graded(fresh):
+    subs, out = fresh
+    shutil.copytree(os.path.join(subs, "submitted", "ben", A.id), os.path.join(subs, "submitted", "zoe", A.id))
+    before, rows = entries(out), gradebook_dump("sqlite:///" + os.path.join(out, "gradebook.db"))
+    folders = {(kind, s): files(os.path.join(out, kind, s)) for kind in ("autograded", "feedback") for s in CLASS[:5]}
+    run = pipeline.grade_class(A, subs, out, workers=2)
+    assert run.graded == ["zoe"] and run.kept == CLASS
+    after = entries(out)
+    assert {s: after[s] for s in CLASS} == before
+    assert json.loads(after["zoe"])["exercises"] == json.loads(before["ben"])["exercises"]
+    assert {(kind, s): files(os.path.join(out, kind, s)) for kind in ("autograded", "feedback") for s in CLASS[:5]} == folders
+    now = gradebook_dump("sqlite:///" + os.path.join(out, "gradebook.db"))
+    assert [r for r in now if r[0] != "zoe"] == rows and any(r[0] == "zoe" for r in now)
+
+
+@pytest.mark.sandbox
+def test_a_changed_hidden_case_lists_exactly_the_students_whose_grades_moved(fresh, monkeypatch):
+    subs, out = fresh
+    before = {s: json.loads(e) for s, e in entries(out).items()}
+    # the fourth hidden shape is dropped: partly right functions now pass another share of cases
+    monkeypatch.setattr(A.cases, "HIDDEN_SHAPES", A.cases.HIDDEN_SHAPES[:3] + A.cases.HIDDEN_SHAPES[4:])
+    prepared.cache_clear()
+    try:
+        run = pipeline.grade_class(A, subs, out, workers=2)
+    finally:
+        prepared.cache_clear()
+    after = {s["student"]: s for s in run.results["submissions"]}
+    moved = sorted(s for s in CLASS if [(e["score"], e["diagnoses"]) for e in before[s]["exercises"]]
+                   != [(e["score"], e["diagnoses"]) for e in after[s]["exercises"]])
+    with open(os.path.join(out, "results", A.id, "changes.json"), encoding="utf-8") as f:
+        changes = json.load(f)
+    assert moved and "ada" not in moved and "finn" not in moved
+    assert [c["student"] for c in changes["students"]] == moved
+    for c in changes["students"]:
+        assert c["inputs_changed"] == ["hidden_cases", "reference"]
+        assert c["old_score"] == before[c["student"]]["score"] and c["new_score"] == after[c["student"]]["score"]
+        for f in c["functions"]:
+            old = next(e for e in before[c["student"]]["exercises"] if e["id"] == f["id"])
+            assert (f["old_score"], f["old_codes"]) == (old["score"], old["diagnoses"])
+            assert (f["old_score"], f["old_codes"]) != (f["new_score"], f["new_codes"])
+    assert "grades changed for" in receipts.summary(run.changes)
+
+
+@pytest.mark.sandbox
+def test_verify_passes_on_the_sample_class_and_names_a_hand_edit(fresh):
+    subs, out = fresh
+    path = os.path.join(out, "results", A.id, "results.json")
+    checked, problems = verify.verify(path, subs, workers=2)
+    assert checked == CLASS and problems == []
+    with open(path, encoding="utf-8") as f:
+        results = json.load(f)
+    ben = next(s for s in results["submissions"] if s["student"] == "ben")
+    ben["exercises"][5]["score"] += 1.0
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+    run = subprocess.run([sys.executable, "-m", "assignments", "verify", path, "--submissions", subs, "--student", "ben"],
+                         cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr[-2000:]
+    assert f"ben: exercises.{ben['exercises'][5]['id']}.score: recorded" in run.stdout
+
+
+def test_verify_refuses_what_it_cannot_check(tmp_path):
+    with pytest.raises(verify.BadRequest, match="cannot read"):
+        verify.load(str(tmp_path / "nope.json"))
+    (tmp_path / "bad.json").write_text('{"assignment": "nope", "submissions": []}')
+    with pytest.raises(verify.BadRequest, match="not one of this course's"):
+        verify.load(str(tmp_path / "bad.json"))
+    with pytest.raises(verify.BadRequest, match="no entry for zed"):
+        verify.choose({"ada": {}}, students=["zed"])
+
+
+@pytest.mark.sandbox
+def test_force_grades_every_submission_again_to_the_same_results(fresh):
+    subs, out = fresh
+    before = entries(out)
+    run = subprocess.run([sys.executable, "-m", "assignments", "grade", "--submissions", subs, "--out", out,
+                          "--assignment", A.id, "--force", "--workers", "2"], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"graded {len(CLASS)}, kept 0" in run.stdout
+    assert entries(out) == before
+
+
+@pytest.mark.sandbox
+def test_grades_csv_is_what_nbgraders_export_plugin_writes(graded, tmp_path):
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins.export import CsvExportPlugin
+
+    from assignments.grading.upstream import export
+    shutil.copyfile(graded / "out" / "gradebook.db", tmp_path / "gradebook.db")
+    url = "sqlite:///" + str(tmp_path / "gradebook.db")
+    with Gradebook(url, "rnn-step-by-step") as gb:
+        gb.update_or_create_student("dana", last_name="Doe", first_name="Dana", email="dana@example.org")  # no submission
+        CsvExportPlugin(to=str(tmp_path / "theirs.csv"), assignment=[A.id]).export(gb)
+        export.export(gb, str(tmp_path / "ours.csv"), [A.id])
+    for name in ("theirs.csv", "ours.csv"):
+        pipeline.sort_rows(str(tmp_path / name))
+    theirs = (tmp_path / "theirs.csv").read_bytes()
+    assert (tmp_path / "ours.csv").read_bytes() == theirs and b"dana,Doe,Dana" in theirs and theirs.count(b"\n") == 8
