@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres browser demo test release grade hub clean
+.PHONY: setup sandbox postgres browser demo test release grade hub clean catalogs
 
 setup: $(VENV)/.installed sandbox
 
@@ -46,6 +46,12 @@ test: setup postgres browser
 
 release: setup
 	$(PY) -m assignments release
+
+# The message catalogs (docs/translation.md): Babel extracts the English templates from the code
+# into assignments/locale/course.pot and merges them into each language's course.po; translate
+# what is new or fuzzy there (tests/test_translation.py says what). The release compiles them.
+catalogs: setup
+	$(PY) -m assignments catalogs
 
 grade: setup
 	$(PY) -m assignments grade

@@ -1,6 +1,7 @@
 """The course's command line.
 
   python -m assignments release        rebuild release/ from source/
+  python -m assignments catalogs       extract the message template, update each language's catalog
   python -m assignments check-release  prove the release is current, leak-free and gradeable
   python -m assignments grade          autograde submitted/ (or --submissions DIR) into --out DIR
   python -m assignments verify         grade a results.json's submissions again and check them against it
@@ -45,7 +46,10 @@ def _parser():
     parser = argparse.ArgumentParser(prog="python -m assignments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("release", help="rebuild release/ from source/ (and source/'s generated parts)")
+    rel = sub.add_parser("release", help="rebuild release/ from source/ (and source/'s generated parts)")
+    rel.add_argument("--lang", default="en", choices=("en", "zh-CN"),
+                     help="the language of the release: en (release/, the default) or zh-CN (release-zh-CN/)")
+    sub.add_parser("catalogs", help="extract the message template from the code and update each language's catalog")
     sub.add_parser("check-release", help="check release/ against source/, leaks, expected values, grading")
     _grade_options(sub.add_parser("grade", help="autograde every submission"))
     v = sub.add_parser("verify", help="grade submissions of a results.json again and check that their entries "
@@ -126,8 +130,14 @@ def main(argv=None):
         return check_results(args)
     if args.command == "check-release":
         return check_release()
+    if args.command == "catalogs":
+        from .grading.authoring import translate
+        from .grading.contract import messages
+        messages.update_catalogs()
+        translate.update_catalogs()
+        return 0
     if args.command in ("release", "demo"):
-        build_release()
+        build_release(getattr(args, "lang", "en"))
     if args.command == "release":
         return 0
     return grade(args, _sample_class() if args.command == "demo" else args.submissions)
@@ -144,10 +154,13 @@ def check_release():
     return 1 if failed else 0
 
 
-def build_release():
+def build_release(lang="en"):
+    """release/ (English), or release-<lang>/ for another language."""
+    root = os.path.join(REPO, "release" if lang == "en" else f"release-{lang}")
     for a in (course.load(aid) for aid in course.known()):
-        path = release.build(a, os.path.join(REPO, "source"), os.path.join(REPO, "release"))
-        docs.write(a, REPO)
+        path = release.build(a, os.path.join(REPO, "source"), root, lang)
+        if lang == "en":
+            docs.write(a, REPO)
         print(f"release written to {os.path.relpath(path, os.getcwd())}")
 
 

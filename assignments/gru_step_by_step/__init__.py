@@ -6,13 +6,14 @@ contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, referen
 cases.py and mistakes.py; and its own figures.py, which only this class uses.
 """
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
+from ..grading.contract.messages import N_
 
 CASE_HINTS = {
     **COMMON_CASE_HINTS,
-    "a0=0": ("It is right only when the initial hidden state is zero (a0 = 0): look at how a0 "
-             "reaches the first step.",
-             "It fails only when the initial hidden state is zero (a0 = 0): look for code that "
-             "divides by the state or treats a zero state as missing."),
+    "a0=0": (N_("It is right only when the initial hidden state is zero (a0 = 0): look at how a0 "
+                "reaches the first step."),
+             N_("It fails only when the initial hidden state is zero (a0 = 0): look for code that "
+                "divides by the state or treats a zero state as missing.")),
 }
 
 

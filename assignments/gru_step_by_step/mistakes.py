@@ -127,7 +127,7 @@ CATALOG = (
             "column into probabilities over the n_y classes that add up to 1."),
     Mistake("gru_cache_order", "gru_cell_forward", _cache_swaps(),
             "The cache's entries are in the wrong order. The backward pass unpacks it as "
-            f"{CACHE}."),
+            "(a_next, a_prev, xt, rt, zt, cct, parameters)."),
     # --- gru_forward
     Mistake("gru_a0_ignored", "gru_forward",
             edits(("a_next = a0", "a_next = np.zeros_like(a0)")),

@@ -6,15 +6,16 @@ contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, referen
 cases.py and mistakes.py; and its own figures.py and gradcheck.py, which only this class uses.
 """
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
+from ..grading.contract.messages import N_
 
 # What it tells a learner when a fact about the cases separates the passing ones from the
 # failing ones: (when only such cases pass, when only such cases fail).
 CASE_HINTS = {
     **COMMON_CASE_HINTS,
-    "dc_next=0": ("It is right only when no gradient arrives on the cell state (dc_next = 0): look at every "
-                  "place where dc_next should contribute.",
-                  "It fails only when dc_next = 0: look for code that assumes a non-zero gradient on the "
-                  "cell state."),
+    "dc_next=0": (N_("It is right only when no gradient arrives on the cell state (dc_next = 0): look at every "
+                     "place where dc_next should contribute."),
+                  N_("It fails only when dc_next = 0: look for code that assumes a non-zero gradient on the "
+                     "cell state.")),
 }
 
 
@@ -35,7 +36,7 @@ class RNNStepByStep(Assignment):
 
     def gradient_check_lines(self, name, args, got, wrong):
         from . import gradcheck
-        return gradcheck.lines(name, args, got, wrong)
+        return gradcheck.lines(name, args, got, wrong, tr=self.checks.tr)
 
 
 ASSIGNMENT = RNNStepByStep()

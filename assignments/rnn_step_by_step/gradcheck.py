@@ -45,8 +45,9 @@ def forward_problem(name, args):
     return values, f, dout
 
 
-def lines(name, args, got, wrong, most=3):
-    """Sentences comparing the learner's wrong gradients with a numerical estimate."""
+def lines(name, args, got, wrong, most=3, tr=lambda template, **fields: template.format(**fields)):
+    """Sentences comparing the learner's wrong gradients with a numerical estimate, in the
+    language of ``tr`` (the students' checks' ``tr``, which the judge set to the learner's)."""
     if name not in GRADIENTS or not isinstance(got, dict):
         return []
     out = []
@@ -57,7 +58,7 @@ def lines(name, args, got, wrong, most=3):
         if not isinstance(yours, np.ndarray) or yours.shape != target.shape:
             continue
         numeric = utils.numerical_gradient(f, target, dout)
-        out.append(f"  A numerical gradient check of {key} (central differences through the forward pass) "
-                   f"disagrees with yours: relative error {utils.relative_error(yours, numeric):.2g}, "
-                   f"where a correct gradient gives 1e-8 or less.")
+        out.append("  " + tr("A numerical gradient check of {key} (central differences through the forward pass) "
+                             "disagrees with yours: relative error {error}, where a correct gradient gives 1e-8 or "
+                             "less.", key=key, error=f"{utils.relative_error(yours, numeric):.2g}"))
     return out

@@ -7,11 +7,14 @@ you read here is what your feedback will say.
 
 Everything here needs numpy alone. The expected outputs live in ``check_data.json``,
 computed from the course's reference solution when this release was built. (This file is
-the course's grading engine's: every assignment ships it under its own name.)
+the course's grading engine's: every assignment ships it under its own name.) A release in
+another language ships ``check_messages.mo`` beside it, the course's message catalog compiled
+for that language (standard gettext): every sentence here is a template looked up in it.
 Rule (shipped/): the standard library and numpy only, so that it runs wherever the notebook runs.
 """
 import base64
 import dis
+import gettext
 import json
 import os
 import re
@@ -27,6 +30,57 @@ _HERE = os.path.abspath(globals().get("__file__", "checks.py"))
 DATA_FILE = os.path.join(os.path.dirname(_HERE), "check_data.json")
 MAX_DEPTH = 8
 MAX_ITEMS = 10_000
+MESSAGES_FILE = os.path.join(os.path.dirname(_HERE), "check_messages.mo")
+
+
+# --- Words in the learner's language ----------------------------------------------------
+#
+# Every sentence is a template with named fields, looked up in the compiled catalog when the
+# release ships one (English otherwise). The course's catalogs are extracted from the calls of
+# tr and ntr (see docs/translation.md).
+
+_catalog = None
+
+
+def use_messages(catalog):
+    """Speak the language of ``catalog`` (a gettext.GNUTranslations; None for English).
+    Returns the catalog used until now, so that a caller can put it back."""
+    global _catalog
+    previous, _catalog = _catalog, catalog
+    return previous
+
+
+def load_messages(path=MESSAGES_FILE):
+    """Use the compiled catalog at ``path`` when there is one."""
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            use_messages(gettext.GNUTranslations(f))
+
+
+def tr(template, **fields):
+    """``template`` in the learner's language, its {fields} filled in."""
+    text = _catalog.gettext(template) if _catalog is not None else template
+    return text.format(**fields) if fields else text
+
+
+def ntr(singular, plural, n, **fields):
+    """The form of a template that agrees with the number ``n`` ({n} in it)."""
+    text = _catalog.ngettext(singular, plural, n) if _catalog is not None else (singular if n == 1 else plural)
+    return text.format(n=n, **fields)
+
+
+CASE_LABELS = (re.compile(r"a small example with (?P<shape>.+)"), re.compile(r"a hidden case with (?P<shape>.+)"))
+
+
+def case_label(label):
+    """A case's label (check_data.json and the judge keep them in English) in the learner's language."""
+    if label == "the worked example above":
+        return tr("the worked example above")
+    if CASE_LABELS[0].fullmatch(label):
+        return tr("a small example with {shape}", shape=CASE_LABELS[0].fullmatch(label).group("shape"))
+    if CASE_LABELS[1].fullmatch(label):
+        return tr("a hidden case with {shape}", shape=CASE_LABELS[1].fullmatch(label).group("shape"))
+    return tr(label)
 
 
 # --- Turning nested outputs into JSON and back ---------------------------------------
@@ -86,11 +140,12 @@ def decode(node):
 
 def _kind(x):
     if isinstance(x, np.ndarray):
-        return f"an array of shape {x.shape}"
+        return tr("an array of shape {shape}", shape=x.shape)
     if isinstance(x, Other):
-        return f"a {x.type_name} ({x.text[:60]})"
-    return {tuple: "a tuple", list: "a list", dict: "a dict", type(None): "None"}.get(
-        type(x), f"a {type(x).__name__}")
+        return tr("a {type} ({text})", type=x.type_name, text=x.text[:60])
+    if isinstance(x, (tuple, list, dict)) or x is None:
+        return {tuple: tr("a tuple"), list: tr("a list"), dict: tr("a dict")}.get(type(x), "None")
+    return tr("a {type}", type=type(x).__name__)
 
 
 def _join(names):
@@ -103,7 +158,7 @@ def _schema(spec, output):
     if output == "cache":
         return ("tuple", fields)
     if output == "caches":
-        return ("tuple", (("one cache per time step", ("steps", ("tuple", fields))), ("x", None)))
+        return ("tuple", ((tr("one cache per time step"), ("steps", ("tuple", fields))), ("x", None)))
     return None
 
 
@@ -112,7 +167,7 @@ def _where(path, index, schema):
         label, child = schema[1][index]
         return f"{path}[{index}] ({label})", child
     if schema and schema[0] == "steps":
-        return f"{path}[{index}] (time step {index})", schema[1]
+        return tr("{path}[{index}] (time step {index})", path=path, index=index), schema[1]
     return f"{path}[{index}]", None
 
 
@@ -128,20 +183,21 @@ def _describe_values(path, got, exp, show_values):
     if not bad.any():
         return None
     if not np.all(np.isfinite(got)):
-        return f"{path} contains NaN or infinity: look for an overflow or a division by zero"
+        return tr("{path} contains NaN or infinity: look for an overflow or a division by zero", path=path)
     diff = np.abs(got - exp)
     worst = np.unravel_index(np.argmax(np.where(bad, diff, -1)), got.shape)
     where = "".join(f"[{i}]" for i in worst)
-    text = f"{path} is wrong in {int(bad.sum())} of {bad.size} entries"
+    text = tr("{path} is wrong in {bad} of {size} entries", path=path, bad=int(bad.sum()), size=bad.size)
     if got.ndim == 3 and got.shape[2] > 1:
         steps = [int(t) for t in np.flatnonzero(bad.any(axis=(0, 1)))]
         shown = ", ".join(map(str, steps[:12])) + (", ..." if len(steps) > 12 else "")
-        text += f", at time step{'s' if len(steps) > 1 else ''} t = {shown} (of 0..{got.shape[2] - 1})"
-    text += f"; the largest difference is {diff[worst]:.3g}, at {path}{where}"
+        text += ntr(", at time step t = {steps} (of 0..{last})", ", at time steps t = {steps} (of 0..{last})",
+                    len(steps), steps=shown, last=got.shape[2] - 1)
+    text += tr("; the largest difference is {diff}, at {path}{where}", diff=f"{diff[worst]:.3g}", path=path, where=where)
     if show_values:
-        text += f" (yours {got[worst]:.6g}, expected {exp[worst]:.6g})"
+        text += tr(" (yours {got}, expected {expected})", got=f"{got[worst]:.6g}", expected=f"{exp[worst]:.6g}")
     if not np.any(got) and np.any(exp):
-        text += ". It is all zeros: is it ever filled in?"
+        text += tr(". It is all zeros: is it ever filled in?")
     return text
 
 
@@ -151,45 +207,51 @@ def _compare(got, exp, path, schema, show_values, out):
         if isinstance(got, (int, float)) and exp.shape == ():
             got = np.asarray(got)
         if not isinstance(got, np.ndarray):
-            out.append(f"{path} is {_kind(got)}; expected a numpy array of shape {exp.shape}")
+            out.append(tr("{path} is {kind}; expected a numpy array of shape {shape}", path=path, kind=_kind(got),
+                          shape=exp.shape))
         elif got.dtype.kind not in "biuf":
-            out.append(f"{path} has dtype {got.dtype}; expected numbers")
+            out.append(tr("{path} has dtype {dtype}; expected numbers", path=path, dtype=got.dtype))
         elif got.shape != exp.shape:
             hint = ""
             if sorted(got.shape) == sorted(exp.shape):
-                hint = ": the same sizes in another order; check which axis is which"
+                hint = tr(": the same sizes in another order; check which axis is which")
             elif tuple(s for s in exp.shape if s != 1) == tuple(s for s in got.shape if s != 1):
-                hint = ": keep the column shape, e.g. np.sum(..., axis=1, keepdims=True)"
-            out.append(f"{path} has shape {got.shape}; expected {exp.shape}{hint}")
+                hint = tr(": keep the column shape, e.g. np.sum(..., axis=1, keepdims=True)")
+            out.append(tr("{path} has shape {shape}; expected {expected}{hint}", path=path, shape=got.shape,
+                          expected=exp.shape, hint=hint))
         else:
             text = _describe_values(path, got.astype(float), exp, show_values)
             if text:
                 out.append(text)
     elif isinstance(exp, (tuple, list)):
         if not isinstance(got, (tuple, list)):
-            out.append(f"{path} is {_kind(got)}; expected {len(exp)} items")
+            out.append(ntr("{path} is {kind}; expected {n} item", "{path} is {kind}; expected {n} items", len(exp),
+                           path=path, kind=_kind(got)))
         elif len(got) != len(exp):
-            per_step = schema and schema[0] == "steps"
-            unit = " (one per time step)" if per_step else ""
-            out.append(f"{path} has {len(got)} items; expected {len(exp)}{unit}")
+            if schema and schema[0] == "steps":
+                out.append(tr("{path} has {got} items; expected {expected} (one per time step)", path=path,
+                              got=len(got), expected=len(exp)))
+            else:
+                out.append(tr("{path} has {got} items; expected {expected}", path=path, got=len(got), expected=len(exp)))
         else:
             for i, (g, e) in enumerate(zip(got, exp)):
                 where, child = _where(path, i, schema)
                 _compare(g, e, where, child, show_values, out)
     elif isinstance(exp, dict):
         if not isinstance(got, dict):
-            out.append(f"{path} is {_kind(got)}; expected a dict with keys {_join(exp)}")
+            out.append(tr("{path} is {kind}; expected a dict with keys {keys}", path=path, kind=_kind(got), keys=_join(exp)))
         else:
             for k, e in exp.items():
                 if k not in got:
-                    out.append(f"{path} has no key '{k}'")
+                    out.append(tr("{path} has no key '{key}'", path=path, key=k))
                 else:
                     _compare(got[k], e, f"{path}['{k}']", None, show_values, out)
     elif isinstance(exp, float):
         if not isinstance(got, (int, float)) or not np.isclose(got, exp, rtol=RTOL, atol=ATOL):
-            out.append(f"{path} is {got!r}; expected {exp!r}" if show_values else f"{path} is wrong")
+            out.append(tr("{path} is {got}; expected {expected}", path=path, got=repr(got), expected=repr(exp))
+                       if show_values else tr("{path} is wrong", path=path))
     elif exp is None and got is not None:
-        out.append(f"{path} is {_kind(got)}; expected None")
+        out.append(tr("{path} is {kind}; expected None", path=path, kind=_kind(got)))
 
 
 def _all_close(got, exp):
@@ -231,31 +293,38 @@ def compare(spec, got, expected, show_values=True):
     names = list(spec["outputs"])
     if spec["returns_dict"]:
         if not isinstance(got, dict):
-            return [f"{spec['name']} returned {_kind(got)}; expected a dict with keys {_join(names)}"], set(names)
+            return [tr("{name} returned {kind}; expected a dict with keys {keys}", name=spec["name"], kind=_kind(got),
+                       keys=_join(names))], set(names)
         pairs = [(n, got.get(n, _MISSING)) for n in names]
     else:
         if not isinstance(got, (tuple, list)):
-            return [f"{spec['name']} returned {_kind(got)}; expected {len(names)} values: {_join(names)}"], set(names)
+            return [tr("{name} returned {kind}; expected {count} values: {names}", name=spec["name"], kind=_kind(got),
+                       count=len(names), names=_join(names))], set(names)
         if len(got) != len(names):
-            return [f"{spec['name']} returned {len(got)} values; expected {len(names)}: {_join(names)}"], set(names)
+            return [tr("{name} returned {got} values; expected {count}: {names}", name=spec["name"], got=len(got),
+                       count=len(names), names=_join(names))], set(names)
         pairs = list(zip(names, got))
     exp = dict(zip(names, expected)) if not spec["returns_dict"] else expected
     problems, wrong = [], set()
     for position, (name, value) in enumerate(pairs, 1):
         found = []
         if value is _MISSING:
-            found.append(f"the returned dict has no key '{name}'")
+            found.append(tr("the returned dict has no key '{key}'", key=name))
         elif not _all_close(value, exp[name]):
             _compare(value, exp[name], name, _schema(spec, name), show_values, found)
         if found and not spec["returns_dict"] and found[0].startswith(name + " "):
-            found[0] = f"{name} (returned value {position} of {len(names)})" + found[0][len(name):]
+            found[0] = tr("{name} (returned value {position} of {count})", name=name, position=position,
+                          count=len(names)) + found[0][len(name):]
         if found:
             wrong.add(name)
             swapped = [o for o in names if o != name and value is not _MISSING and _same(value, exp[o])]
             if swapped:
-                found.append(f"{name} holds what {swapped[0]} should: check the order "
-                             f"({_join(names)})" + (" and the keys" if spec["returns_dict"] else ""))
-            problems += found[:4] + ([f"... and {len(found) - 4} more differences in {name}"] if len(found) > 4 else [])
+                found.append(tr("{name} holds what {other} should: check the order ({names}) and the keys", name=name,
+                                other=swapped[0], names=_join(names)) if spec["returns_dict"] else
+                             tr("{name} holds what {other} should: check the order ({names})", name=name,
+                                other=swapped[0], names=_join(names)))
+            problems += found[:4] + ([tr("... and {more} more differences in {name}", more=len(found) - 4, name=name)]
+                                     if len(found) > 4 else [])
     return problems, wrong
 
 
@@ -390,7 +459,7 @@ def student_line(exc):
         return ""
     f = frames[-1]
     code = f" `{f.line.strip()}`" if f.line else ""
-    return f" (in {f.name}, line {f.lineno}:{code})"
+    return tr(" (in {function}, line {line}:{code})", function=f.name, line=f.lineno, code=code)
 
 
 def exception_text(exc):
@@ -399,10 +468,11 @@ def exception_text(exc):
     removed = re.match(r"module 'numpy' has no attribute '(\w+)'", message)
     if isinstance(exc, AttributeError) and removed and removed.group(1) in REMOVED:
         alias = removed.group(1)
-        text += (f" (np.{alias} was removed from NumPy in version 1.24: write {REMOVED[alias]}, "
-                 f"or np.{REMOVED[alias] if REMOVED[alias] != 'str' else 'str_'}64 for a numpy type)"
+        text += (tr(" (np.{alias} was removed from NumPy in version 1.24: write {builtin}, or np.{builtin}64 for a "
+                    "numpy type)", alias=alias, builtin=REMOVED[alias])
                  if alias in ("float", "int", "complex") else
-                 f" (np.{alias} was removed from NumPy in version 1.24: write {REMOVED[alias]})")
+                 tr(" (np.{alias} was removed from NumPy in version 1.24: write {builtin})", alias=alias,
+                    builtin=REMOVED[alias]))
     return text
 
 
@@ -414,8 +484,9 @@ def syntax_problem(source, name):
     except SyntaxError as exc:
         line = (exc.text or "").rstrip("\n")
         caret = " " * max(0, (exc.offset or 1) - 1 - (len(line) - len(line.lstrip()))) + "^"
-        return (f"the cell that defines {name} does not compile: {type(exc).__name__}: {exc.msg}, "
-                f"at line {exc.lineno}:\n    {line.strip()}\n    {caret}")
+        return tr("the cell that defines {name} does not compile: {error}: {message}, at line {line}:\n"
+                  "    {code}\n    {caret}", name=name, error=type(exc).__name__, message=exc.msg, line=exc.lineno,
+                  code=line.strip(), caret=caret)
     return ""
 
 
@@ -498,24 +569,27 @@ def check(name, namespace=None):
             failed = (case, problems)
     if failed:
         raise CheckFailed(_wrong(name, fn, data, failed, outputs, findings, callee))
-    print(f"✓ {name}: all checks passed ({len(cases)} examples).")
+    print("✓ " + ntr("{name}: all checks passed ({n} example).", "{name}: all checks passed ({n} examples).",
+                     len(cases), name=name))
 
 
 def _function_to_check(name, namespace, data):
     """The learner's function ``name``, or CheckFailed saying why there is none to check."""
     fn = namespace.get(name)
     if name not in data["functions"]:
-        raise CheckFailed(f"there is no exercise called {name!r}")
+        raise CheckFailed(tr("there is no exercise called {name}", name=repr(name)))
     source = _cell_of(name, namespace)
     problem = syntax_problem(source, name) if source is not None and (fn is None or callable(fn)) else ""
     if problem:
-        raise CheckFailed(problem[0].upper() + problem[1:] + ("\n(The " + name + " you are checking is an older "
-                          "version, from before this edit.)" if fn is not None else ""))
+        raise CheckFailed(problem[0].upper() + problem[1:] + (tr("\n(The {name} you are checking is an older version, "
+                                                                 "from before this edit.)", name=name)
+                                                              if fn is not None else ""))
     if fn is None:
-        raise CheckFailed(f"{name} is not defined yet: run the cell where you wrote it, "
-                          f"and check that the def line still says `def {name}(...)`.")
+        raise CheckFailed(tr("{name} is not defined yet: run the cell where you wrote it, and check that the def line "
+                             "still says `def {name}(...)`.", name=name))
     if not callable(fn):
-        raise CheckFailed(f"{name} is {_kind(fn)}, not a function: was the name reused for a variable?")
+        raise CheckFailed(tr("{name} is {kind}, not a function: was the name reused for a variable?", name=name,
+                             kind=_kind(fn)))
     return fn
 
 
@@ -524,19 +598,20 @@ def _raised(name, fn, exc, case, data, spec, inputs, recorder, callee):
     if isinstance(exc, NotImplementedError):
         unwritten = _unwritten_callee(exc, name, spec.get("callees", ()))
         if unwritten:
-            return (f"{name} calls {unwritten}, which is not written yet: write {unwritten} first "
-                    f"(replace its `raise NotImplementedError()` with your code), then check {name} again.")
-        return f"{name} is not written yet: replace `raise NotImplementedError()` with your code."
+            return tr("{name} calls {callee}, which is not written yet: write {callee} first (replace its "
+                      "`raise NotImplementedError()` with your code), then check {name} again.", name=name, callee=unwritten)
+        return tr("{name} is not written yet: replace `raise NotImplementedError()` with your code.", name=name)
     text = exception_text(exc)
     known = recognise(name, [], fn)
     known.update(_by_exception(data, name, text))
     if recorder is not None:
         known.update(_by_loop(data, name, [_findings(spec, data, inputs, None, recorder)]))
-    lines = [f"{name} raised {text}{student_line(exc)}, on {case['label']}."]
+    lines = [tr("{name} raised {error}{where}, on {case}.", name=name, error=text, where=student_line(exc),
+                case=case_label(case["label"]))]
     if callee and not known:
-        lines = [f"{name} calls {callee}, which does not pass its own check yet: fix {callee} "
-                 f"first ({name} may already be right)."] + lines
-    return "\n".join(lines + [f"  [{c}] {t}" for c, t in known.items()])
+        lines = [tr("{name} calls {callee}, which does not pass its own check yet: fix {callee} first ({name} may "
+                    "already be right).", name=name, callee=callee)] + lines
+    return "\n".join(lines + [f"  [{c}] {tr(t)}" for c, t in known.items()])
 
 
 def _unwritten_callee(exc, name, callees):
@@ -554,27 +629,27 @@ def _wrong(name, fn, data, failed, outputs, findings, callee):
     case, problems = failed
     known = _by_loop(data, name, findings)
     if not known and callee:
-        return (f"{name} does not give the expected values, but it calls {callee}, which "
-                f"does not pass its own check yet. Fix {callee} first: {name} may "
-                f"already be right (the way it drives {callee} looks right).")
+        return tr("{name} does not give the expected values, but it calls {callee}, which does not pass its own "
+                  "check yet. Fix {callee} first: {name} may already be right (the way it drives {callee} looks "
+                  "right).", name=name, callee=callee)
     if not known:
         known = recognise(name, outputs, fn)
-    lines = [f"{name} is not right yet."]
+    lines = [tr("{name} is not right yet.", name=name)]
     if known:
-        lines.append("This looks like a mistake many learners make:")
-        lines += [f"  [{code}] {text}" for code, text in known.items()]
+        lines.append(tr("This looks like a mistake many learners make:"))
+        lines += [f"  [{code}] {tr(text)}" for code, text in known.items()]
     most = 4 if known else 8
-    lines.append(f"What differs, on {case['label']}:")
+    lines.append(tr("What differs, on {case}:", case=case_label(case["label"])))
     lines += [f"  - {p}" for p in problems[:most]]
     if len(problems) > most:
-        lines.append(f"  ... and {len(problems) - most} more.")
+        lines.append("  " + tr("... and {more} more.", more=len(problems) - most))
     loop = unexplained(findings) if not known else []
     if loop:
-        lines.append("How it drives its cell:")
+        lines.append(tr("How it drives its cell:"))
         lines += [f"  - {t}" for t in loop[:3]]
     if callee:
-        lines.append(f"  Note: {name} calls {callee}, which does not pass its own check yet. "
-                     f"Fix {callee} first.")
+        lines.append("  " + tr("Note: {name} calls {callee}, which does not pass its own check yet. Fix {callee} "
+                               "first.", name=name, callee=callee))
     return "\n".join(lines)
 
 
@@ -743,17 +818,19 @@ def protocol(spec, cells, inputs, got, calls):
         args = dict(zip(cell["args"], call["args"]))
         steps.append(_which_step(p, args, inputs, T))
     if any(s == "whole" for s in steps):
-        found["cache"] = ("whole", f"{p['callee']} was given the whole list of caches, not the cache of one step")
+        found["cache"] = ("whole", tr("{callee} was given the whole list of caches, not the cache of one step",
+                                      callee=p["callee"]))
         return found
     expected = list(reversed(range(T))) if p["reverse"] else list(range(T))
     if steps == expected:
         found["order"] = ("ok", "")
     elif steps == expected[::-1] and T > 1:
-        found["order"] = ("reversed", f"the steps ran in the order t = {', '.join(map(str, steps[:6]))}")
+        found["order"] = ("reversed", tr("the steps ran in the order t = {steps}", steps=", ".join(map(str, steps[:6]))))
     elif len(steps) != T:
-        found["order"] = ("count", f"{p['callee']} was called {len(steps)} times for {T} time steps")
+        found["order"] = ("count", tr("{callee} was called {calls} times for {steps} time steps", callee=p["callee"],
+                                      calls=len(steps), steps=T))
     else:
-        found["order"] = ("unknown", f"the calls handled the steps t = {', '.join(map(str, steps[:8]))}")
+        found["order"] = ("unknown", tr("the calls handled the steps t = {steps}", steps=", ".join(map(str, steps[:8]))))
     for role in p["args"]:
         if "carry" in role:
             found[role["name"]] = _carried(role, cell, inputs, calls, steps, T)
@@ -808,7 +885,7 @@ def _carried(role, cell, inputs, calls, steps, T):
             value = _resolve(value, inputs)
         t = steps[k] if isinstance(steps[k], int) else None
         if not isinstance(value, np.ndarray):
-            return ("unknown", f"the {name} passed at step {t} is not an array")
+            return ("unknown", tr("the {name} passed at step {t} is not an array", name=name, t=t))
         up = inputs[role["upstream"]][:, :, t] if role.get("upstream") and t is not None else None
         base = up if up is not None else 0
         start = init if init is not None else np.zeros(value.shape)
@@ -836,14 +913,18 @@ def _carried(role, cell, inputs, calls, steps, T):
             if label in common:
                 return (label, "")
         bad = [steps[k + 1] for k, m in enumerate(later) if "ok" not in m][:6]
-        return ("unknown", f"the {name} passed at step t = {', '.join(map(str, bad))} is not "
-                           f"{role['upstream'] + '[:, :, t] plus ' if role.get('upstream') else ''}the {carry} the previous call "
-                           "returned")
+        at = ", ".join(map(str, bad))
+        if role.get("upstream"):
+            return ("unknown", tr("the {name} passed at step t = {steps} is not {upstream}[:, :, t] plus the {carry} the "
+                                  "previous call returned", name=name, steps=at, upstream=role["upstream"], carry=carry))
+        return ("unknown", tr("the {name} passed at step t = {steps} is not the {carry} the previous call returned",
+                              name=name, steps=at, carry=carry))
     if first in ("carry_only",):   # what the later calls would show, seen on the only call
         return (first, "")
     if first not in (None, "ok"):
         return ("first:" + first, "" if first != "unknown" else
-                f"the {name} passed at the first step is not {_first_expected(role, steps[0], T)}")
+                tr("the {name} passed at the first step is not {expected}", name=name,
+                   expected=_first_expected(role, steps[0], T)))
     return ("ok", "")
 
 
@@ -856,7 +937,8 @@ def _first_expected(role, t, T):
     if not up:
         return role["init"]
     step = "T_x-1" if t == T - 1 or not isinstance(t, int) else t
-    return f"{up}[:, :, {step}] (the upstream gradient {up} of that step) plus {role['init']}"
+    return tr("{upstream}[:, :, {step}] (the upstream gradient {upstream} of that step) plus {init}", upstream=up,
+              step=step, init=role["init"])
 
 
 def _returned(how, field, value, cell, inputs, calls, steps, p, name):
@@ -888,12 +970,13 @@ def _returned_stack(field, value, cell, results, per, steps, name):
         if all(isinstance(v, np.ndarray) and v.shape == value.shape[:2] for v in vals) and \
                 all(_close(value[:, :, t], v) for t, v in zip(steps, vals)):
             return ("ok", "") if other == field else (
-                "from:" + other, f"{name}[:, :, t] holds the {other} of step t, not its {field}")
+                "from:" + other, tr("{name}[:, :, t] holds the {other} of step t, not its {field}", name=name,
+                                    other=other, field=field))
     if value.shape[:2] != per[0].shape:
         return ("unknown", "")
     bad = [t for t, v in zip(steps, per) if not _close(value[:, :, t], v)]
-    return ("unknown", f"{name}[:, :, t] is not the {field} returned for step t, at t = "
-                       f"{', '.join(map(str, sorted(bad)[:8]))}")
+    return ("unknown", tr("{name}[:, :, t] is not the {field} returned for step t, at t = {steps}", name=name,
+                          field=field, steps=", ".join(map(str, sorted(bad)[:8]))))
 
 
 def _returned_final(field, value, inputs, per, steps, p, name):
@@ -908,7 +991,7 @@ def _returned_final(field, value, inputs, per, steps, p, name):
     for label, v in options.items():
         if _close(value, v) and (label == "ok" or not _close(v, per[-1])):
             return (label, "")
-    return ("unknown", f"{name} is not the {field} returned by the last call")
+    return ("unknown", tr("{name} is not the {field} returned by the last call", name=name, field=field))
 
 
 def _returned_sum(field, value, per, name):
@@ -922,22 +1005,25 @@ def _returned_sum(field, value, per, name):
     for label, v in options.items():
         if _close(value, v) and (label == "ok" or not _close(v, total)):
             return (label, "")
-    return ("unknown", f"{name} is not the sum over the steps of the {field} the calls returned")
+    return ("unknown", tr("{name} is not the sum over the steps of the {field} the calls returned", name=name,
+                          field=field))
 
 
 def _returned_caches(value, caches, p, name):
     """The caches a sequence's forward returns: the cell's own, one per step, unchanged."""
     if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
-        return ("layout", f"{name} should be a tuple (list of the caches of every step, x)")
+        return ("layout", tr("{name} should be a tuple (list of the caches of every step, x)", name=name))
     items = value[0]
     if len(items) != len(caches):
-        return ("layout", f"{name}[0] holds {len(items)} caches for {len(caches)} steps")
+        return ("layout", tr("{name}[0] holds {caches} caches for {steps} steps", name=name, caches=len(items),
+                             steps=len(caches)))
     if all(_same(a, b) for a, b in zip(items, caches)):
         return ("ok", "")
     if all(isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) for a, b in zip(items, caches)):
-        return ("changed", f"the caches in {name} no longer hold what {p['callee']} returned: "
-                           "a value stored in them was changed afterwards")
-    return ("layout", f"{name}[0] does not hold the caches {p['callee']} returned, one per step")
+        return ("changed", tr("the caches in {name} no longer hold what {callee} returned: a value stored in them was "
+                              "changed afterwards", name=name, callee=p["callee"]))
+    return ("layout", tr("{name}[0] does not hold the caches {callee} returned, one per step", name=name,
+                         callee=p["callee"]))
 
 
 def _aspect_of(spec, aspect):
@@ -991,3 +1077,6 @@ def unexplained(findings, explained_aspects=()):
             if label != "ok" and aspect not in explained_aspects and detail and detail not in lines:
                 lines.append(detail)
     return lines
+
+
+load_messages()

@@ -17,8 +17,11 @@ import re
 
 import numpy as np
 
+from ..contract.messages import N_
+
 EXAMPLE_MARK = "# Worked example for {name} (generated from the course's recipe; do not edit)"
 EXPECTED_MARK = "<!-- expected output of {name}: generated when the release is built -->"
+EXPECTED_HEADER = N_("**Expected output** (computed by the course's reference solution; the check below compares for you):")
 SOLUTION = re.compile(r"(### BEGIN SOLUTION\n)(.*?)(\n\s*### END SOLUTION)", re.S)
 
 
@@ -77,8 +80,7 @@ def reference_functions(assignment):
 
 def expected_markdown(assignment, name):
     printed = run_example(example_source(assignment, name), reference_functions(assignment)).rstrip("\n")
-    return (EXPECTED_MARK.format(name=name) + "\n**Expected output** (computed by the course's "
-            "reference solution; the check below compares for you):\n\n```\n" + printed + "\n```")
+    return EXPECTED_MARK.format(name=name) + "\n" + EXPECTED_HEADER + "\n\n```\n" + printed + "\n```"
 
 
 def refresh(assignment, nb):

@@ -17,9 +17,16 @@ import shutil
 import tempfile
 
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
 
+from ..contract import messages
+from ..contract.messages import N_
 from ..run.course import load_config
+from . import translate
 from .generated import refresh_source
+
+CHECK_MESSAGES = "check_messages.mo"   # the students' checks' catalog (student_checks.MESSAGES_FILE)
+CODE_HERE = N_("YOUR CODE HERE")
 
 
 def _assignment(assignment_id):
@@ -29,11 +36,16 @@ def _assignment(assignment_id):
 
 class CourseRelease(NbGraderPreprocessor):
     """generate_assignment's first preprocessor: the assignment's finishing touches on the
-    release notebook (none for a notebook that is not one of this course's assignments)."""
+    release notebook (none for a notebook that is not one of this course's assignments); in
+    a language other than English, its prose first (translate.py)."""
+
+    lang = Unicode("en", help="The language of the release (python -m assignments release --lang)").tag(config=True)
 
     def preprocess(self, nb, resources):
         assignment = _assignment(resources["nbgrader"]["assignment"])
         if assignment is not None and resources["nbgrader"]["notebook"] == assignment.notebook:
+            if self.lang != "en":
+                translate.translated_cells(nb, assignment.id, self.lang)
             assignment.finish_release_notebook(nb)
         return nb, resources
 
@@ -53,10 +65,11 @@ def refresh_source_hook(assignment, student, notebooks):
         raise
 
 
-def build(assignment, source_root, release_root):
+def build(assignment, source_root, release_root, lang="en"):
     """Refresh the generated parts of ``source_root/<id>``, then write the student version
     to ``release_root/<id>`` (replacing it), with nbgrader's generate_assignment and a
-    throwaway gradebook."""
+    throwaway gradebook. In another language than English, the notebook's prose is
+    translated and the students' checks get their compiled catalog (check_messages.mo)."""
     from ..run import record
     aid = assignment.id
     refresh_source(assignment, os.path.join(source_root, aid))
@@ -66,6 +79,12 @@ def build(assignment, source_root, release_root):
         config = load_config(work, "sqlite:///" + os.path.join(work, "gradebook.db"))
         config.GenerateAssignment.force = True
         config.GenerateAssignment.pre_convert_hook = None   # refreshed just above
+        if lang != "en":
+            config.CourseRelease.lang = lang
+            config.ClearSolutions.code_stub = {"python": "# " + messages.catalog(lang).gettext(CODE_HERE)
+                                               + "\nraise NotImplementedError()"}
+            with open(os.path.join(work, "source", aid, CHECK_MESSAGES), "wb") as f:
+                f.write(messages.compiled(lang))
         record.prepare(config, aid)
         target = os.path.join(release_root, aid)
         if os.path.exists(target):

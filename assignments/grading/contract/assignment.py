@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from .. import PACKAGE, REPO, SHIPPED
+from .messages import N_
 from .protocols import LoopProtocol
 
 if TYPE_CHECKING:
@@ -56,14 +57,14 @@ CHECK_DATA = "check_data.json"
 # the failing ones: (when only such cases pass, when only such cases fail). Assignments add
 # their own (Assignment.case_hints).
 COMMON_CASE_HINTS: dict[str, tuple[str, str]] = {
-    "T_x=1": ("It is right only when the sequence has a single time step: look at what should "
-              "carry over from one time step to the next.",
-              "It fails only when the sequence has a single time step (T_x = 1): look for code that "
-              "assumes at least two steps."),
-    "m=1": ("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
-            "handled, for instance in sums and in shapes.",
-            "It fails only with a single example (m = 1): look for code that drops or confuses the "
-            "batch axis when it has size 1 (np.squeeze, sums over the wrong axis)."),
+    "T_x=1": (N_("It is right only when the sequence has a single time step: look at what should "
+                 "carry over from one time step to the next."),
+              N_("It fails only when the sequence has a single time step (T_x = 1): look for code that "
+                 "assumes at least two steps.")),
+    "m=1": (N_("It is right only with a single example (m = 1): check how the batch axis (axis 1) is "
+               "handled, for instance in sums and in shapes."),
+            N_("It fails only with a single example (m = 1): look for code that drops or confuses the "
+               "batch axis when it has size 1 (np.squeeze, sums over the wrong axis).")),
 }
 
 

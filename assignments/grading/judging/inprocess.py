@@ -27,7 +27,7 @@ def caller(assignment, functions):
     return call
 
 
-def judge_all(assignment, functions, names=None):
-    j = Judge(assignment)
+def judge_all(assignment, functions, names=None, lang="en"):
+    j = Judge(assignment, lang)
     return {n: j.judge(n, caller(assignment, functions))
             for n in (names or [e.name for e in assignment.exercises])}

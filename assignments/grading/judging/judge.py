@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from ..contract import messages
+from ..contract.messages import N_
+
 if TYPE_CHECKING:
     from ..contract.assignment import Assignment, Exercise, HiddenCase
     from ..contract.mutation import Pick
@@ -47,7 +50,7 @@ def read_reply(assignment: Assignment, data: Mapping[str, Any]) -> Reply:
             return "ok", assignment.checks.decode(data["output"]), observed
         return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
     except Exception:
-        return "fault", "returned a reply the grader could not read", {}
+        return "fault", "returned a reply the grader could not read", {}   # said again in words by harness_words
 
 
 def _item(outputs, ex, name):
@@ -180,8 +183,10 @@ def signature(ex, outcomes, findings=()):
 
 
 class Judge:
-    def __init__(self, assignment: Assignment) -> None:
+    def __init__(self, assignment: Assignment, lang: str = "en") -> None:
         self.a = assignment
+        self.lang = lang
+        """The language of the words (feedback); scores and codes are the same in every one."""
         self._cases: dict[str, list[HiddenCase]] = {}
         self._expected: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._pairs: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
@@ -224,15 +229,26 @@ class Judge:
                     cache[key] = None
         return cache[key]
 
-    def judge(self, name: str, call: Call, diagnose: bool = True) -> Verdict:
+    def judge(self, name: str, call: Call, diagnose: bool = True, lang: str | None = None) -> Verdict:
         """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
         cases at once and returns (status, outputs or message, observations) per case; it may
-        return fewer, when the function is missing, not written or stopped by a fault."""
+        return fewer, when the function is missing, not written or stopped by a fault. Its words
+        are in ``lang`` (by default the judge's own language); its score and codes in none.
+        ``diagnose=False``: the score and the signature alone (clusters.py tries mutants)."""
         self._pairs.clear()
         ex = self.a.by_name[name]
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
         cases = self.cases(name)
+        previous = self.a.checks.use_messages(messages.catalog(lang or self.lang))
+        try:
+            return self._judge(ex, spec, total, cases, call, diagnose)
+        finally:
+            self.a.checks.use_messages(previous)
+
+    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call,
+               diagnose: bool) -> Verdict:
+        name = ex.name
         outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
             o = Outcome(label, args, facts, status, observed=observed)
@@ -387,31 +403,64 @@ class Judge:
         return hints
 
     def _feedback(self, ex, v, outcomes):
+        tr, ntr = self.a.checks.tr, self.a.checks.ntr
         if v.passed:
-            return f"{ex.name} is correct: it passed all {v.cases} hidden cases."
+            return ntr("{name} is correct: it passed the {n} hidden case.", "{name} is correct: it passed all {n} hidden "
+                       "cases.", v.cases, name=ex.name)
         if v.outcome == "missing":
-            return outcomes[0].text
+            return harness_words(tr, outcomes[0].text)
         if v.outcome == "not_implemented":
-            return f"{ex.name} is not written yet: it still raises NotImplementedError."
-        lines = [f"{ex.name} passed {v.cases_passed} of {v.cases} hidden cases."]
+            return tr("{name} is not written yet: it still raises NotImplementedError.", name=ex.name)
+        lines = [ntr("{name} passed {passed} of {n} hidden case.", "{name} passed {passed} of {n} hidden cases.", v.cases,
+                     name=ex.name, passed=v.cases_passed)]
         for code in v.diagnoses:
-            lines.append(f"Recognised mistake [{code}]: {self.a.mistakes.by_code[code].feedback}")
+            lines.append(tr("Recognised mistake [{code}]: {feedback}", code=code,
+                            feedback=tr(self.a.mistakes.by_code[code].feedback)))
         failing = [o for o in outcomes if not o.right]
         first = failing[0]
+        label = self.a.checks.case_label(first.label)
         if first.status in ("raised", "fault"):
-            lines.append(f"On {first.label}, it {first.text}.")
+            lines.append(tr("On {case}, it {what}.", case=label, what=harness_words(tr, first.text)))
         elif not v.diagnoses:
-            lines.append(f"On {first.label}:")
+            lines.append(tr("On {case}:", case=label))
             lines += [f"  - {p}" for p in first.problems[:6]]
             loop = self.a.checks.unexplained(self.findings(ex.name, outcomes))
             if loop:
-                lines.append("How the loop drives its cell:")
+                lines.append(tr("How the loop drives its cell:"))
                 lines += [f"  - {text}" for text in loop[:4]]
             else:
                 lines += self.a.gradient_check_lines(ex.name, first.args, first.got, first.wrong)
         readers = sorted({n for o in outcomes for n in o.observed.get("reads_globals", [])})
         if readers and not v.diagnoses:
-            lines.append(f"It reads the notebook variable(s) {', '.join(readers)} instead of using only "
-                         f"its arguments: results then depend on what else ran in the notebook.")
-        lines += self._hints([o for o in outcomes if o.right], failing, complete=len(outcomes) == v.cases)
+            lines.append(tr("It reads the notebook variable(s) {names} instead of using only its arguments: results "
+                            "then depend on what else ran in the notebook.", names=", ".join(readers)))
+        lines += [tr(h) for h in self._hints([o for o in outcomes if o.right], failing,
+                                             complete=len(outcomes) == v.cases)]
         return "\n".join(lines)
+
+
+HARNESS_WORDS = (
+    (re.compile(r"raised (?P<error>.*?)(?: \(in (?P<function>\w+), line (?P<line>\d+):(?P<code>.*)\))?", re.S),
+     N_("raised {error}")),
+    (re.compile(r"still raises NotImplementedError"), N_("still raises NotImplementedError")),
+    (re.compile(r"returned a reply the grader could not read"), N_("returned a reply the grader could not read")),
+    (re.compile(r"(?P<name>\w+) is not defined: was its cell deleted, renamed or not run\?"),
+     N_("{name} is not defined: was its cell deleted, renamed or not run?")),
+    (re.compile(r"(?P<name>\w+) is not a function \(it is a (?P<type>\w+)\): was its cell deleted, renamed or not run\?"),
+     N_("{name} is not a function (it is a {type}): was its cell deleted, renamed or not run?")),
+)
+
+
+def harness_words(tr: Callable[..., str], text: str) -> str:
+    """What the harness (in the learner's kernel, which knows no language) said, in the
+    judge's language: its few fixed sentences are recognised and said again."""
+    for pattern, template in HARNESS_WORDS:
+        found = pattern.fullmatch(text)
+        if found:
+            fields = {k: v for k, v in found.groupdict().items() if v is not None}
+            words: str = tr(template, **{k: fields[k] for k in fields if k in ("error", "name", "type")})
+            if "line" in fields:
+                words += tr(" (in {function}, line {line}:{code})", function=fields["function"],
+                            line=fields["line"], code=fields["code"])
+            return words
+    return text

@@ -13,6 +13,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Float, Integer, Unicode, default
 
+from ..contract import messages
 from ..contract.assignment import load as load_assignment
 from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
@@ -92,6 +93,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         from nbclient import NotebookClient
         self._assignment = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
         self._judge, self._kernel_source, self._stash = prepared(self._assignment)
+        self._lang = messages.notebook_language(nb.metadata)   # the words of the feedback, never the score
         NotebookClient.__init__(self, nb, km)
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
@@ -171,7 +173,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         return name if name in self._assignment.by_name else None
 
     def _judge_cell(self, name, index):
-        verdict = self._judge.judge(name, self._call)
+        verdict = self._judge.judge(name, self._call, lang=self._lang)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             for cell in self.nb.cells:
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
