@@ -18,7 +18,7 @@ from assignments.grading.upstream import RELIED_ON, fingerprints
 GRADING = pathlib.Path(REPO, "assignments", "grading")
 ROOMS = sorted(p.name for p in GRADING.iterdir() if (p / "__init__.py").exists())
 MODULES = sorted(p for p in GRADING.rglob("*.py"))
-CONSTANTS = {"GRADING", "PACKAGE", "REPO", "SHIPPED", "TEMPLATES"}  # the package root's names
+CONSTANTS = {"GRADING", "PACKAGE", "REPO", "SHIPPED", "TEMPLATES", "project"}  # the package root's names
 
 # Which rooms each room may import. The root (the constants above) is open to every room.
 MAY_IMPORT = {

@@ -21,6 +21,7 @@
               templates
 """
 import os
+import re
 import sys
 
 GRADING = os.path.dirname(os.path.abspath(__file__))
@@ -28,6 +29,22 @@ PACKAGE = os.path.dirname(GRADING)    # assignments/: the engine and the assignm
 REPO = os.path.dirname(PACKAGE)       # the course folder: source/, release/, nbgrader_config.py
 SHIPPED = os.path.join(GRADING, "shipped")
 TEMPLATES = os.path.join(GRADING, "reports", "templates")
+
+def project(field: str) -> str:
+    """A field of the course's project (``name`` or ``version``): pyproject.toml's when the
+    course is a clone (read as text: tomllib is 3.11's, the course runs on 3.10), else the
+    installed distribution's. The engine names no course: where it needs the course's name
+    (the notebook metadata's key, the catalogs' project), it reads it here."""
+    path = os.path.join(REPO, "pyproject.toml")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            found = re.search(rf'^{field}\s*=\s*"([^"]+)"', f.read(), re.M)
+        if found:
+            return found.group(1)
+    from importlib.metadata import metadata, packages_distributions
+    dist = metadata(packages_distributions()[__name__.split(".")[0]][0])
+    return str(dist["Name" if field == "name" else "Version"])
+
 
 # Importing jsonschema (through nbformat) compiles rfc3987-syntax's IRI grammars: ~2.4 s of
 # CPU per process, for a string format no notebook schema uses. jsonschema skips that

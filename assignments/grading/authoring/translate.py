@@ -73,7 +73,7 @@ def prose(cell):
 def extract(nb):
     """Babel's template of a notebook's prose: a message per text, in the context of its cell."""
     from babel.messages.catalog import Catalog
-    catalog = Catalog(project="rnn-course", fuzzy=False)
+    catalog = Catalog(project=messages.PROJECT, fuzzy=False)
     for index, cell in enumerate(nb.cells):
         for text in prose(cell) or []:
             catalog.add(text, context=cell.get("id"), locations=[("cell", index)])
@@ -160,6 +160,6 @@ def update_catalogs():
                 catalog.obsolete.clear()
             else:
                 from babel.messages.catalog import Catalog
-                catalog = Catalog(locale=locale, project="rnn-course", version="1", fuzzy=False)
+                catalog = Catalog(locale=locale, project=messages.PROJECT, version="1", fuzzy=False)
                 catalog.update(template)
             write_po(catalog, path)

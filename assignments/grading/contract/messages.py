@@ -14,7 +14,7 @@ import io
 import os
 import re
 
-from .. import PACKAGE
+from .. import PACKAGE, project
 
 LOCALE_DIR = os.path.join(PACKAGE, "locale")
 TEMPLATE = os.path.join(LOCALE_DIR, "course.pot")
@@ -22,8 +22,10 @@ DOMAIN = "course"
 LANGUAGES = {"en": None, "zh-CN": "zh_CN"}
 """The course's languages (as the command line and the notebook's metadata name them) and
 their gettext locales; English needs no catalog."""
-METADATA_KEY = "rnn_course"
-"""The notebook metadata's course key: ``metadata["rnn_course"]["lang"]`` is its language."""
+PROJECT = project("name")
+METADATA_KEY = PROJECT.replace("-", "_")
+"""The notebook metadata's course key (the project's name): ``metadata[METADATA_KEY]["lang"]``
+is the notebook's language."""
 
 
 def N_(text: str) -> str:
@@ -120,7 +122,7 @@ def extract_args(output: str) -> list[str]:
     (run in the course folder: the template names files by their path from there)."""
     keywords = [a for k in KEYWORDS for a in ("-k", k)]
     return ["pybabel", "-q", "extract", "-F", "babel.cfg", "--no-default-keywords", *keywords, "--sort-by-file",
-            "--no-wrap", "--omit-header", "--project=rnn-course", "-o", output, "assignments"]
+            "--no-wrap", "--omit-header", f"--project={PROJECT}", "-o", output, "assignments"]
 
 
 def update_catalogs() -> None:

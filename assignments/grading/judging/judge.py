@@ -182,6 +182,15 @@ def signature(ex, outcomes, findings=()):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _score(o: Outcome, ex: Exercise, expected: Any, found: tuple[Any, Any], total: float) -> None:
+    """A case's problems, wrong outputs and the share of it earned. An output that should be
+    all zeros earns nothing: a stub returning zeros gets it right."""
+    o.problems, o.wrong = found
+    counted = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
+    weight = sum(ex.weight(out) for out in counted) or total
+    o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
+
+
 class Judge:
     def __init__(self, assignment: Assignment, lang: str = "en") -> None:
         self.a = assignment
@@ -246,8 +255,7 @@ class Judge:
         finally:
             self.a.checks.use_messages(previous)
 
-    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call,
-               diagnose: bool) -> Verdict:
+    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call, diagnose: bool) -> Verdict:
         name = ex.name
         outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
@@ -255,11 +263,7 @@ class Judge:
             if status == "ok":
                 o.got = value
                 expected = self.expected(name, len(outcomes))
-                o.problems, o.wrong = self.a.checks.compare(spec, value, expected, show_values=False)
-                # an output that should be all zeros earns nothing: a stub returning zeros gets it right
-                counted = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
-                weight = sum(ex.weight(out) for out in counted) or total
-                o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
+                _score(o, ex, expected, self.a.checks.compare(spec, value, expected, show_values=False), total)
             else:
                 o.text = value
             outcomes.append(o)

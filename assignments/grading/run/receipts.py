@@ -28,11 +28,10 @@ import hashlib
 import json
 import os
 import platform
-import re
 
 import numpy as np
 
-from .. import GRADING, PACKAGE, REPO
+from .. import GRADING, PACKAGE, REPO, project
 
 INPUTS = ("submission", "release", "hidden_cases", "reference", "catalog", "grader", "sandbox")
 
@@ -148,14 +147,7 @@ def _package_files(assignment):
 
 def course_version():
     """The course's version: pyproject.toml's, or the installed distribution's."""
-    path = os.path.join(REPO, "pyproject.toml")
-    if os.path.isfile(path):   # read as text: tomllib is 3.11's, and the course runs on 3.10
-        with open(path, encoding="utf-8") as f:
-            found = re.search(r'^version\s*=\s*"([^"]+)"', f.read(), re.M)
-        if found:
-            return found.group(1)
-    from importlib.metadata import packages_distributions, version
-    return version(packages_distributions()[__name__.split(".")[0]][0])
+    return project("version")
 
 
 def settings(config, sandbox):
