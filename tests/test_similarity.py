@@ -172,7 +172,7 @@ def test_split_functions_keeps_helpers_with_the_function_after_them():
 
 
 @pytest.mark.slow
-def test_measured_rates_on_the_corpus(base, catalogued):
+def test_measured_rates_on_the_corpus(base, catalogued, capsys):
     """How many planted pairs are flagged at each level and how many independent pairs are:
     the numbers docs/report.md's thresholds come from."""
     originals = sorted(corpus.independent())
@@ -191,13 +191,14 @@ def test_measured_rates_on_the_corpus(base, catalogued):
         for a, b in itertools.combinations(originals, 2):
             found = pair(report, a, b)
             independent[(a, b)] = independent.get((a, b), False) or bool(found and found["flagged"])
-    for level in corpus.LEVELS:
-        own, web = planted[(level, False)], planted[(level, True)]
-        print(f"\n[measure] planted copies flagged, {level}: {sum(own)}/{len(own)} of learners' solutions, "
-              f"{sum(web)}/{len(web)} of known solutions", end="")
     flagged = sum(independent.values())
-    print(f"\n[measure] independent pairs flagged: {flagged}/{len(independent)} "
-          f"({100 * flagged / len(independent):.1f}%), flag_at {S.Settings().flag_at}")
+    with capsys.disabled():   # in make test's output
+        for level in corpus.LEVELS:
+            own, web = planted[(level, False)], planted[(level, True)]
+            print(f"\n[measure] planted copies flagged, {level}: {sum(own)}/{len(own)} of learners' solutions, "
+                  f"{sum(web)}/{len(web)} of known solutions", end="")
+        print(f"\n[measure] independent pairs flagged: {flagged}/{len(independent)} "
+              f"({100 * flagged / len(independent):.1f}%), flag_at {S.Settings().flag_at}")
     rate = {level: sum(planted[(level, False)] + planted[(level, True)]) / len(planted[(level, False)] + planted[(level, True)])
             for level in corpus.LEVELS}
     assert rate["verbatim"] >= 0.9 and rate["comments"] >= 0.9 and rate["renamed"] >= 0.5, rate
