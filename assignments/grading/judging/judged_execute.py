@@ -175,15 +175,26 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
     def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, self._call, lang=self._lang)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
-            for cell in self.nb.cells:
-                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
-                    problem = self._assignment.checks.syntax_problem(cell.source, name)
-                    if problem:
-                        verdict.feedback = f"{name} is not defined: " + problem
+            verdict.feedback = self._why_missing(name) or verdict.feedback
         cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
         cell.execution_count = None
         cell.metadata["judge"] = verdict.to_json()
+
+    def _why_missing(self, name):
+        """Why ``name`` is not defined when its cell does not compile, in the notebook's
+        language; "" when it compiles."""
+        checks = self._assignment.checks
+        previous = checks.use_messages(messages.catalog(self._lang))
+        try:
+            for cell in self.nb.cells:
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
+                    problem = checks.syntax_problem(cell.source, name)
+                    if problem:
+                        return checks.tr("{name} is not defined: {problem}", name=name, problem=problem)
+            return ""
+        finally:
+            checks.use_messages(previous)
 
     def _call(self, name, cases, callees):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
