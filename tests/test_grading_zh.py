@@ -73,3 +73,27 @@ def test_a_cell_that_does_not_compile_is_explained_in_chinese(zh_class):
     said = gil["rnn_forward"]["feedback"]
     assert gil["rnn_forward"]["score"] == 0 and "SyntaxError" in said, said
     assert said.startswith("rnn_forward 没有定义：") and not re.search(r"\b(is|does|the|at line)\b", said), said
+
+
+PAGE_WORDS_EN = ("(Score:", "Score:", "Student's answer", "(Top)", "mistake named", "Test cell", "Grade cell:",
+                 "stopped by the grader")   # the notebook's own prose is not these: the RNN notebook's is not all translated yet
+
+
+def feedback_page(out, student):
+    with open(os.path.join(out, "feedback", student, A.id, A.notebook + ".html"), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_the_feedback_page_of_a_zh_submission_is_in_chinese(zh_class):
+    page = feedback_page(zh_class["out"], "ben")
+    for words in ("（得分：92.8 / 100.0）", "得分：7.8 / 15.0", "学生的答案", "（回到顶部）", "：识别出的错误",
+                  "识别出的错误 [rnn_grads_not_accumulated]", "通过了 5 个隐藏测试用例中的 1 个"):
+        assert words in page, words
+    assert [w for w in PAGE_WORDS_EN if w in page] == []
+    assert "HIDDEN TESTS" not in page and "cases.py" not in page
+
+
+def test_the_english_page_keeps_its_english_words(sample_class):
+    page = feedback_page(sample_class["out"], "ben")
+    assert "(Score: 92.8 / 100.0)" in page and "Student's answer" in page and "(Top)" in page
+    assert not CJK.search(page)
