@@ -55,6 +55,8 @@ c.LimitOutput.max_traceback = 50
 # The same page as nbgrader's, made without recompiling and re-rendering what every
 # submission shares (assignments/grading/upstream/feedback.py).
 c.GenerateFeedback.exporter_class = "assignments.grading.upstream.feedback.FeedbackExporter"
+# its fixed words (scores, headings) in the notebook's language (docs/translation.md)
+c.FeedbackExporter.words = "assignments.grading.contract.messages.page_words"
 # nbconvert validates the whole notebook after each preprocessor (about ten times per
 # submission); once, after the last, still catches a notebook a preprocessor broke
 c.Exporter.optimistic_validation = True

@@ -39,13 +39,14 @@ def exchange_files(folder, student, aid):
         f.write(hashlib.sha512(f"sample class/{aid}/{student}".encode()).hexdigest())
 
 
-def build(out=os.path.join(HERE, "submitted")):
-    """Write the class to ``out`` (replacing it); return ``out``."""
+def build(out=os.path.join(HERE, "submitted"), lang="en"):
+    """Write the class to ``out`` (replacing it); return ``out``. ``lang``: the edition the
+    students filled in (``zh-CN``: release-zh-CN/'s notebooks, with the same answers)."""
     shutil.rmtree(out, ignore_errors=True)
     for aid, students in CLASSES.items():
         a = load(aid)
         name = a.notebook + ".ipynb"
-        release = os.path.join(REPO, "release", aid, name)
+        release = os.path.join(REPO, "release" if lang == "en" else f"release-{lang}", aid, name)
         for student, files in students.items():
             answers = {}
             for f in files:

@@ -32,12 +32,13 @@ def tree_digest(root):
     return h.hexdigest()
 
 
-def build_samples(folder):
-    """The bundled sample class built into ``folder``/submitted (samples/build.py); returns ``folder``."""
+def build_samples(folder, lang="en"):
+    """The bundled sample class built into ``folder``/submitted (samples/build.py), from the
+    ``lang`` edition's release notebooks; returns ``folder``."""
     spec = importlib.util.spec_from_file_location("samples_build", os.path.join(REPO, "samples", "build.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.build(os.path.join(folder, "submitted"))
+    module.build(os.path.join(folder, "submitted"), lang)
     return folder
 
 

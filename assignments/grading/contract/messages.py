@@ -70,6 +70,20 @@ def notebook_language(metadata: dict[str, object]) -> str:
     return lang if isinstance(lang, str) and lang in LANGUAGES else "en"
 
 
+def say(lang: str, template: str, **fields: object) -> str:
+    """``template`` in ``lang`` (English when the catalog lacks it), its {fields} filled in:
+    the words the engine itself writes (the feedback page's, the class report's)."""
+    found = catalog(lang)
+    text = found.gettext(template) if found is not None else template
+    return text.format(**fields) if fields else text
+
+
+def page_words(metadata: dict[str, object], template: str, **fields: object) -> str:
+    """``say`` in the language of the notebook whose ``metadata`` this is (the feedback
+    page's words: ``FeedbackExporter.words`` names this function)."""
+    return say(notebook_language(metadata), template, **fields)
+
+
 FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)[^{}]*\}")
 
 
@@ -112,9 +126,10 @@ def _short(msgid: tuple[str, ...]) -> str:
     return repr(msgid[0][:70] + ("..." if len(msgid[0]) > 70 else ""))
 
 
-KEYWORDS = ("tr", "ntr:1,2", "N_", "Mistake:4")
-"""What Babel extracts: the checks' templates (tr, ntr), marked sentences (N_) and each
-catalogued mistake's feedback (Mistake's fourth argument)."""
+KEYWORDS = ("tr", "ntr:1,2", "N_", "Mistake:4", "say")
+"""What Babel extracts: the checks' templates (tr, ntr), marked sentences (N_), each
+catalogued mistake's feedback (Mistake's fourth argument) and the templates' words
+(``say("...")`` in the feedback page's and the class report's Jinja templates)."""
 
 
 def extract_args(output: str) -> list[str]:

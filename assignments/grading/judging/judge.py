@@ -393,19 +393,6 @@ class Judge:
 
     # --- words ------------------------------------------------------------------------------
 
-    def _hints(self, right, wrong, complete=True):
-        """Say so when a fact (one time step, one example) separates passing from failing cases."""
-        hints = []
-        if not complete:   # judging stopped early: the cases not run say nothing
-            return hints
-        for fact, (only_right, only_wrong) in self.a.case_hints.items():
-            has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
-            if right and all(has[0]) and not any(has[1]):
-                hints.append(only_right)
-            elif right and all(has[1]) and not any(has[0]):
-                hints.append(only_wrong)
-        return hints
-
     def _feedback(self, ex, v, outcomes):
         tr, ntr = self.a.checks.tr, self.a.checks.ntr
         if v.passed:
@@ -438,9 +425,25 @@ class Judge:
         if readers and not v.diagnoses:
             lines.append(tr("It reads the notebook variable(s) {names} instead of using only its arguments: results "
                             "then depend on what else ran in the notebook.", names=", ".join(readers)))
-        lines += [tr(h) for h in self._hints([o for o in outcomes if o.right], failing,
-                                             complete=len(outcomes) == v.cases)]
+        lines += [tr(h) for h in case_hints(self.a.case_hints, [o for o in outcomes if o.right], failing,
+                                            complete=len(outcomes) == v.cases)]
         return "\n".join(lines)
+
+
+def case_hints(hints: dict[str, tuple[str, str]], right: list[Outcome], wrong: list[Outcome],
+               complete: bool = True) -> list[str]:
+    """Say so when a fact (one time step, one example) separates passing from failing cases:
+    ``hints`` maps each fact to (its sentence when only such cases pass, when only they fail)."""
+    said: list[str] = []
+    if not complete:   # judging stopped early: the cases not run say nothing
+        return said
+    for fact, (only_right, only_wrong) in hints.items():
+        has = [fact in o.facts for o in right], [fact in o.facts for o in wrong]
+        if right and all(has[0]) and not any(has[1]):
+            said.append(only_right)
+        elif right and all(has[1]) and not any(has[0]):
+            said.append(only_wrong)
+    return said
 
 
 HARNESS_WORDS = (

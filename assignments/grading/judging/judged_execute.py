@@ -15,12 +15,19 @@ from traitlets import Bool, Float, Integer, Unicode, default
 
 from ..contract import messages
 from ..contract.assignment import load as load_assignment
+from ..contract.messages import N_
 from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
 from ..upstream.served_cells import ServedCells, output_validator
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from .harness_kernel import HarnessKernel, stash_key
 from .judge import DeferredCalls, Judge, read_reply
+
+# what the judge writes into a cell's outputs (in the notebook's language: messages.say)
+STOPPED = N_("stopped by the grader")
+RESTARTED = {"timeout": N_("The grader stopped this cell (timeout) and restarted the kernel."),
+             "dead_kernel": N_("The grader stopped this cell (dead_kernel) and restarted the kernel.")}
+NO_JUDGE = (N_("no judge for this cell"), N_("The grader has no judge for this graded cell."))
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,8 +132,8 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
 
     def _no_judge(self, cell):
         self._event("no_judge", cell.metadata["nbgrader"].get("grade_id", "?"), "a graded cell with no judge")
-        cell.outputs = [new_output("error", ename="NoJudge", evalue="no judge for this cell",
-                                   traceback=["The grader has no judge for this graded cell."])]
+        cell.outputs = [new_output("error", ename="NoJudge", evalue=messages.say(self._lang, NO_JUDGE[0]),
+                                   traceback=[messages.say(self._lang, NO_JUDGE[1])])]
 
     def _event(self, kind, where, detail=""):
         if kind == "dead_kernel" and getattr(self.km, "oom_killed", lambda: False)():
@@ -149,8 +156,8 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         except (CellTimeoutError, DeadKernelError, RuntimeError) as exc:
             kind = "dead_kernel" if isinstance(exc, DeadKernelError) else "timeout"
             self._event(kind, f"cell {index}", str(exc).splitlines()[0][:200] if str(exc) else "")
-            cell.outputs.append(new_output("error", ename=type(exc).__name__, evalue="stopped by the grader",
-                                           traceback=[f"The grader stopped this cell ({kind}) and restarted the kernel."]))
+            cell.outputs.append(new_output("error", ename=type(exc).__name__, evalue=messages.say(self._lang, STOPPED),
+                                           traceback=[messages.say(self._lang, RESTARTED[kind])]))
             self._replace_kernel()
             return
         names = [o.get("ename") for o in cell.outputs if o.output_type == "error"]
@@ -175,15 +182,26 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
     def _judge_cell(self, name, index):
         verdict = self._judge.judge(name, self._call, lang=self._lang)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
-            for cell in self.nb.cells:
-                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
-                    problem = self._assignment.checks.syntax_problem(cell.source, name)
-                    if problem:
-                        verdict.feedback = f"{name} is not defined: " + problem
+            verdict.feedback = self._why_missing(name) or verdict.feedback
         cell = self.nb.cells[index]
         cell.outputs = verdict_outputs(verdict)
         cell.execution_count = None
         cell.metadata["judge"] = verdict.to_json()
+
+    def _why_missing(self, name):
+        """Why ``name`` is not defined when its cell does not compile, in the notebook's
+        language; "" when it compiles."""
+        checks = self._assignment.checks
+        previous = checks.use_messages(messages.catalog(self._lang))
+        try:
+            for cell in self.nb.cells:
+                if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade_id") == name:
+                    problem = checks.syntax_problem(cell.source, name)
+                    if problem:
+                        return checks.tr("{name} is not defined: {problem}", name=name, problem=problem)
+            return ""
+        finally:
+            checks.use_messages(previous)
 
     def _call(self, name, cases, callees):
         """Run the function on all its hidden cases in one job (call_timeout seconds for

@@ -17,6 +17,7 @@ Rule (upstream/): relies on another package's internals, and says which (fingerp
 import functools
 import hashlib
 import html
+import importlib
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+from traitlets import Unicode
 
 from .. import TEMPLATES
 from .exporters import ReadOnce
@@ -37,6 +39,7 @@ from .exporters import ReadOnce
 NO_ALT = "No description has been provided for this image"
 _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
 _FOCUSABLE = re.compile(r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
+COURSE_KEY = "rnn_course"   # the notebook metadata's course key: its language there words the cells' headings
 CACHE_SIZE = 4096   # rendered cells kept: the shared teaching text plus recent answers
 TEMPLATE = "judged_feedback"
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
@@ -177,7 +180,7 @@ class RenderedCells:
         drawn = dict(cell, metadata={k: v for k, v in cell.get("metadata", {}).items() if k != "execution"})
         try:
             text = json.dumps([drawn, [resources.get(k) for k in PAGE_SWITCHES], nb.metadata.get("language_info"),
-                               nb.metadata.get("widgets")], sort_keys=True)
+                               nb.metadata.get("widgets"), nb.metadata.get(COURSE_KEY)], sort_keys=True)
         except (TypeError, ValueError):
             return None
         return hashlib.sha256(text.encode()).hexdigest()
@@ -195,6 +198,15 @@ class RenderedCells:
         return html
 
 
+def page_words(function):
+    """The template's ``say(template, **fields)``: ``function`` given the page's notebook's metadata."""
+    @pass_context
+    def say(context, template, **fields):
+        nb = context.get("nb")
+        return function(nb.metadata if nb is not None else {}, template, **fields)
+    return say
+
+
 def render_markdown(source, attachments, embed_images, path, anchor_link_text, exclude_anchor_links, lexer_options):
     """What HTMLExporter.markdown2html draws, with MathMLRenderer as the renderer."""
     renderer = MathMLRenderer(escape=False, attachments=attachments, embed_images=embed_images, path=path,
@@ -209,8 +221,27 @@ def _shared_markdown(source, anchor_link_text, exclude_anchor_links, lexer_optio
     return render_markdown(source, {}, False, "", anchor_link_text, exclude_anchor_links, json.loads(lexer_options))
 
 
+def english(metadata, template, **fields):
+    """The page's words as the template says them: English, whatever the notebook's language."""
+    return template.format(**fields) if fields else template
+
+
+@functools.lru_cache(maxsize=None)
+def words_function(name):
+    """The function a dotted ``name`` names (``FeedbackExporter.words``); ``english`` for ""."""
+    if not name:
+        return english
+    module, _, attribute = name.rpartition(".")
+    return getattr(importlib.import_module(module), attribute)
+
+
 class FeedbackExporter(ReadOnce, HTMLExporter):
     _environments: dict[tuple[object, ...], Environment] = {}   # one compiled Jinja environment per template set, for the process
+
+    words = Unicode("", help="The function (a dotted name) that says the page's fixed words in the "
+                             "notebook's language: f(notebook metadata, template, **fields) -> text. "
+                             "The page's template calls it as say(\"...\"); by default they stay "
+                             "English.").tag(config=True)
 
     def __init__(self, config=None, **kw):
         super().__init__(config=config, **kw)
@@ -218,11 +249,12 @@ class FeedbackExporter(ReadOnce, HTMLExporter):
 
     def _create_environment(self):
         key = (tuple(self.template_paths), self.template_extension, self.enable_async,
-               repr(sorted(self.filters.items())), self.template_name)
+               repr(sorted(self.filters.items())), self.template_name, self.words)
         if key not in self._environments:
             environment = super()._create_environment()
             cells = RenderedCells()
-            environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, remember_cell=cells.remember)
+            environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, remember_cell=cells.remember,
+                                       say=page_words(words_function(self.words)))
             self._environments[key] = environment
         return self._environments[key]
 
