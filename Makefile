@@ -67,5 +67,5 @@ hub:
 
 clean:
 	rm -rf $(VENV) .nbgrader gradebook.db grades.csv grades_canvas.csv grades_moodle.csv results.json \
-	  report.html report.json timings.csv feedback samples/submitted results
+	  report.html report.json timings.csv clusters.json similarity.json pairs feedback samples/submitted results
 	find autograded -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
