@@ -33,13 +33,13 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from traitlets import Unicode
 
-from .. import TEMPLATES
+from .. import TEMPLATES, project
 from .exporters import ReadOnce
 
 NO_ALT = "No description has been provided for this image"
 _IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.I)
 _FOCUSABLE = re.compile(r'(<div\b[^>]*\bclass="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")')
-COURSE_KEY = "rnn_course"   # the notebook metadata's course key: its language there words the cells' headings
+COURSE_KEY = project("name").replace("-", "_")   # the notebook metadata's course key: its language there words the cells' headings
 CACHE_SIZE = 4096   # rendered cells kept: the shared teaching text plus recent answers
 TEMPLATE = "judged_feedback"
 NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
