@@ -25,6 +25,7 @@ from .grading.authoring import (  # noqa: E402
     staff_checks,  # noqa: E402
 )
 from .grading.contract import assignment as course  # noqa: E402
+from .grading.contract import messages  # noqa: E402
 from .grading.reports import lms, report  # noqa: E402
 from .grading.run import evidence, pipeline, receipts, verify  # noqa: E402
 from .grading.run.course import load_config  # noqa: E402
@@ -132,9 +133,9 @@ def main(argv=None):
         return check_release()
     if args.command == "catalogs":
         from .grading.authoring import translate
-        from .grading.contract import messages
-        messages.update_catalogs()
-        translate.update_catalogs()
+        with messages.steady_dates():   # a new date alone is no change
+            messages.update_catalogs()
+            translate.update_catalogs()
         return 0
     if args.command in ("release", "demo"):
         build_release(getattr(args, "lang", "en"))

@@ -127,3 +127,34 @@ def test_the_judge_gives_the_same_scores_and_codes_in_both_languages(aid):
         assert CJK.search(zh.feedback) and not CJK.search(en.feedback), zh.feedback
         for line in zh.feedback.splitlines():   # what remains in Latin letters is code, never English prose
             assert not re.search(r"\b(the|is|of|and|should|passed|hidden)\b", line), line
+
+
+def test_making_the_catalogs_twice_changes_nothing(tmp_path, monkeypatch):
+    """`make catalogs` on catalogs already up to date leaves every byte as it was: Babel stamps
+    each template and catalog with a new POT-Creation-Date, which alone is no change."""
+    from assignments.grading.authoring import translate
+    locale = tmp_path / "locale"
+    shutil.copytree(messages.LOCALE_DIR, locale)
+    monkeypatch.setattr(messages, "LOCALE_DIR", str(locale))
+    monkeypatch.setattr(messages, "TEMPLATE", str(locale / "course.pot"))
+
+    def make():
+        with messages.steady_dates(str(locale)):
+            messages.update_catalogs()
+            translate.update_catalogs()
+        return {p.relative_to(locale): p.read_bytes() for p in sorted(locale.rglob("*.po*"))}
+
+    first = make()
+    old = {}
+    for path in locale.rglob("*.po*"):   # as if made long ago
+        old[path] = messages.DATED.sub(lambda _: b'"POT-Creation-Date: 2000-01-01 00:00+0000\\n"\n', path.read_bytes())
+        path.write_bytes(old[path])
+    assert sum(b"2000-01-01" in data for data in old.values()) >= 3, "the catalogs carry no creation date"
+    make()
+    assert {p: p.read_bytes() for p in old} == old
+    po = locale / "zh_CN" / "LC_MESSAGES" / "course.po"   # a real change is written, with its date
+    lost = re.sub(rb'\nmsgid "Faults"\nmsgstr "[^"]*"\n', b"\n", po.read_bytes())
+    assert lost != first[po.relative_to(locale)]
+    po.write_bytes(lost)
+    made = make()[po.relative_to(locale)]
+    assert b'msgid "Faults"\nmsgstr ""\n' in made and b"2000-01-01" not in made

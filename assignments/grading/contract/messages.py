@@ -8,11 +8,13 @@ Rule (contract/): imports nothing of the engine but shipped/.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
 import io
 import os
 import re
+from collections.abc import Iterator
 
 from .. import PACKAGE, project
 
@@ -153,3 +155,28 @@ def update_catalogs() -> None:
     for locale in filter(None, LANGUAGES.values()):
         update = ["pybabel", "-q", "update", "-i", TEMPLATE, "-d", LOCALE_DIR, "-D", DOMAIN, "--no-wrap", "-l", locale]
         CommandLineInterface().run(update)  # type: ignore[no-untyped-call]
+
+
+DATED = re.compile(rb'^"POT-Creation-Date: [^"\n]*"\n', re.M)
+
+
+@contextlib.contextmanager
+def steady_dates(folder: str = LOCALE_DIR) -> Iterator[None]:
+    """Within it, the catalogs (.pot, .po) under ``folder`` are made again; after it, a catalog
+    that differs from its old bytes by its POT-Creation-Date alone gets its old bytes back, so
+    that ``make catalogs`` dirties the tree only when a sentence changed."""
+    before = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name.endswith((".po", ".pot")):
+                with open(os.path.join(root, name), "rb") as f:
+                    before[os.path.join(root, name)] = f.read()
+    yield
+    for path, old in before.items():
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            new = f.read()
+        if new != old and DATED.sub(b"", new) == DATED.sub(b"", old):
+            with open(path, "wb") as f:
+                f.write(old)
