@@ -68,6 +68,7 @@ def _parser():
     r.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
                    help="the results.json to report on (default: ./results.json); timings.csv is read beside it")
     r.add_argument("--out", default=None, help="where report.html and report.json go (default: beside results.json)")
+    _lang_option(r)
     x = sub.add_parser("export", help="write grades as Canvas's or Moodle's gradebook import reads them")
     x.add_argument("results", nargs="?", default=os.path.join(REPO, "results.json"),
                    help="the results.json whose students are exported (default: ./results.json)")
@@ -86,6 +87,12 @@ def _parser():
                         help="nbgrader's log level (default ERROR; WARNING also lists, for every "
                              "submission, the test cells restored to their hidden-test version)")
     return parser
+
+
+def _lang_option(p):
+    p.add_argument("--lang", default="en", choices=("en", "zh-CN"),
+                   help="the language of the class report and the summary table: en (the default) or zh-CN; "
+                        "results.json and the grades are the same in every language")
 
 
 def _grade_options(g):
@@ -113,6 +120,7 @@ def _grade_options(g):
                    help="a folder of solutions you collected (notebooks or .py files, e.g. public ones): the "
                         "copying evidence (similarity.json) reports a submission that matches one against "
                         "known:FILE. Evidence for you to weigh; it never changes a grade")
+    _lang_option(g)
 
 
 def main(argv=None):
@@ -124,7 +132,7 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="Cell is missing an id field")
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "report":
-        return make_report(args.results, args.out)
+        return make_report(args.results, args.out, args.lang)
     if args.command == "export":
         return export(args.results, args.format, args.out, args.title, args.db_url)
     if args.command == "verify":
@@ -160,8 +168,7 @@ def build_release(lang="en"):
     root = os.path.join(REPO, "release" if lang == "en" else f"release-{lang}")
     for a in (course.load(aid) for aid in course.known()):
         path = release.build(a, os.path.join(REPO, "source"), root, lang)
-        if lang == "en":
-            docs.write(a, REPO)
+        docs.write(a, REPO, lang)   # docs/mistakes/<id>[.<lang>].md
         print(f"release written to {os.path.relpath(path, os.getcwd())}")
 
 
@@ -196,7 +203,8 @@ def grade(args, submissions):
                                        workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
                                        db_url=getattr(args, "db_url", None), progress=not args.quiet,
                                        students=getattr(args, "student", None), force=getattr(args, "force", False),
-                                       known_solutions=getattr(args, "known_solutions", None))
+                                       known_solutions=getattr(args, "known_solutions", None),
+                                       lang=getattr(args, "lang", "en"))
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
@@ -207,7 +215,8 @@ def grade(args, submissions):
         if run.changes:   # said even with --quiet: grades moved
             print(f"{aid}: {receipts.summary(run.changes)}\nchanges: {os.path.join(own, 'changes.json')}")
         if not args.quiet:
-            print(f"\n{aid}: graded {len(run.graded)}, kept {len(run.kept)} whose receipts held\n" + report.summary(run.results))
+            print(f"\n{aid}: graded {len(run.graded)}, kept {len(run.kept)} whose receipts held\n"
+                  + report.summary(run.results, messages.speaker(getattr(args, "lang", "en"))))
             print(f"\nresults: {os.path.join(own, 'results.json')}; report: {os.path.join(own, 'report.html')}; "
                   f"feedback: {os.path.join(args.out, 'feedback')}")
     return 0
@@ -229,8 +238,8 @@ def check_results(args):
     return 1 if problems else 0
 
 
-def make_report(results_path, out=None):
-    """report.html and report.json from a results.json (and the timings.csv beside it)."""
+def make_report(results_path, out=None, lang="en"):
+    """report.html and report.json from a results.json (and the timings.csv beside it), in ``lang``."""
     folder = os.path.dirname(os.path.abspath(results_path))
     try:
         results = report.load_results(results_path)
@@ -238,8 +247,9 @@ def make_report(results_path, out=None):
     except report.BadResults as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    messages = report.catalog_messages(course.load(results["assignment"])) if results["assignment"] in course.known() else {}
-    paths = report.write(results, out or folder, messages, timings, *evidence.load(folder))
+    say = messages.speaker(lang)
+    told = report.catalog_messages(course.load(results["assignment"]), say) if results["assignment"] in course.known() else {}
+    paths = report.write(results, out or folder, told, timings, *evidence.load(folder), say=say, lang=lang)
     print("written: " + ", ".join(paths))
     return 0
 

@@ -164,10 +164,10 @@ def _can_unshare_network():
         return False
 
 
-def chromium(tmp_path, *args, timeout=120):
+def chromium(tmp_path, *args, timeout=120, env=None):
     """Headless Chromium with no network at all (its own empty network namespace when it
     can have one, and every host name unresolvable anyway). Debian's package `chromium`,
-    which `make test` installs."""
+    which `make test` installs. ``env``: its environment (default: this process's)."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         pytest.fail("Chromium is missing: `make test` installs it (apt-get install chromium)")
@@ -175,9 +175,40 @@ def chromium(tmp_path, *args, timeout=120):
     profile = tmp_path / "chromium-profile"
     cmd = prefix + [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
                     "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={profile}", *args]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     return run.stdout
+
+
+CJK_FONT_MISSING = ("no font for Chinese on this machine (`fc-list :lang=zh` lists none): Chinese text would be "
+                    "drawn as empty boxes. Install Debian's fonts-noto-cjk (`make test` does it as root)")
+
+
+def cjk_fonts():
+    """The font families fontconfig offers for Chinese (`fc-list :lang=zh family`)."""
+    exe = shutil.which("fc-list")
+    if exe is None:
+        pytest.fail("fc-list is missing (Debian's fontconfig): the Chinese fonts cannot be listed")
+    run = subprocess.run([exe, ":lang=zh", "family"], capture_output=True, text=True, timeout=60)
+    return sorted({line.strip() for line in run.stdout.splitlines() if line.strip()})
+
+
+def glyphs_differ_from_boxes(tmp_path, text, env=None):
+    """Chromium draws ``text`` and, in the same place, as many unassigned code points (which
+    no font has: the missing-glyph box, "tofu"); returns the share of pixels that differ
+    between the two pictures: about 0 when ``text`` is drawn as boxes too."""
+    import numpy as np
+    from PIL import Image
+    pictures = []
+    for name, shown in (("text", text), ("boxes", "\ue000" * len(text))):
+        page = tmp_path / f"glyphs-{name}.html"
+        page.write_text('<!DOCTYPE html><html><body style="margin:0;background:#fff"><p style="font: 48px '
+                        f'sans-serif;margin:8px">{shown}</p></body></html>', encoding="utf-8")
+        shot = tmp_path / f"glyphs-{name}.png"
+        chromium(tmp_path, f"--screenshot={shot}", "--window-size=1000,300", page.as_uri(), env=env)
+        with Image.open(shot) as image:
+            pictures.append(np.asarray(image.convert("L"), dtype=np.int16))
+    return float((np.abs(pictures[0] - pictures[1]) > 40).mean())
 
 
 def screenshot_ink(path):

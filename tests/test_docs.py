@@ -39,7 +39,28 @@ def test_every_code_named_in_results_is_documented(sample_class, assignment):
 
 
 def test_mistakes_page_is_generated_from_the_catalog(assignment):
-    assert docs.drift(assignment, REPO) == []
+    assert docs.drift(assignment, REPO) == []   # the English page and the zh-CN one
+
+
+def test_the_zh_mistakes_page_explains_every_code_in_chinese(assignment, tmp_path):
+    """docs/mistakes/<id>.zh-CN.md: every code of the catalog, each with the Chinese the
+    zh-CN learner is told (the course's catalog), none left in English; and a stale page is
+    caught."""
+    with open(docs.path(REPO, assignment, "zh-CN"), encoding="utf-8") as f:
+        page = f.read()
+    rows = dict(re.findall(r"^\| `(\w+)` \| (.*) \|$", page, re.M))
+    assert set(rows) == {m.code for m in assignment.catalog}
+    for m in assignment.catalog:
+        assert re.search(r"[\u4e00-\u9fff]", rows[m.code]) and m.feedback[:40] not in rows[m.code], m.code
+    assert page.startswith("# 评分程序识别的错误：") and "| 代码 | 给学生的反馈 |" in page
+    stale = tmp_path / "docs" / "mistakes"
+    stale.mkdir(parents=True)
+    (stale / f"{assignment.id}.md").write_text(docs.catalog_markdown(assignment), encoding="utf-8")
+    (stale / f"{assignment.id}.zh-CN.md").write_text(page.replace(rows[assignment.catalog[0].code], "旧的说明"),
+                                                     encoding="utf-8")
+    assert docs.drift(assignment, str(tmp_path)) == [
+        f"docs/mistakes/{assignment.id}.zh-CN.md is not what the catalog generates: run "
+        "`python -m assignments release --lang zh-CN`"]
 
 
 def test_readme_and_docs_link_only_to_files_in_the_repository():

@@ -47,6 +47,11 @@ def notebook_sentences():
     return [pair for aid in known() for pair in translate.pairs(aid, "zh-CN")]
 
 
+SENSES = ((re.compile(r"\bcandidate mistakes?\b", re.I), "候选错误"),)
+"""A term's English word in another sense (the glossary's "Terms that depend on their sense"):
+a sentence that says it must say this Chinese, and the table's term is not asked of it."""
+
+
 def breaches(pairs, rows):
     """Sentences that miss a term their English says, or use a word to avoid. A word to avoid
     that is itself another term (更新门, the GRU's update gate, for the LSTM's input gate) is
@@ -54,6 +59,10 @@ def breaches(pairs, rows):
     terms = {term: pattern for pattern, term, _ in rows}
     found = []
     for english, chinese in pairs:
+        for sense, said in SENSES:
+            if sense.search(english) and said not in chinese:
+                found.append(f"{said} missing for {sense.pattern!r}: {chinese[:80]}")
+            english = sense.sub("", english)
         for pattern, term, avoid in rows:
             says = pattern.search(english)
             if says and term not in chinese:
@@ -81,6 +90,9 @@ def test_every_zh_sentence_uses_the_glossary_terms():
     ("The update gate is wrong.", "更新门错了。", None),
     ("The cell state is wrong.", "记忆单元错了。", "细胞状态 missing"),
     ("dc_prev is wrong.", "记忆细胞的梯度错了。", "记忆细胞 (avoid"),
+    ("Candidate mistake", "候选错误", None),
+    ("Candidate mistake", "候选值错误", "候选错误 missing"),
+    ("The candidate mistake and the candidate are wrong.", "候选错误和c̃都错了。", "候选值 missing"),
 ])
 def test_a_wrong_term_is_caught(english, chinese, caught):
     found = breaches([(english, chinese)], glossary())

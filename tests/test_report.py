@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from helpers import REPO, chromium, screenshot_ink
+from helpers import CJK_FONT_MISSING, REPO, chromium, cjk_fonts, glyphs_differ_from_boxes, screenshot_ink
 
 from assignments.grading.reports import report
 
@@ -188,6 +188,45 @@ def test_report_renders_in_headless_chromium(sample_class, tmp_path):
         assert f"{m['code']} in {m['function']} {m['count']} {100 * m['share']:.1f}%" in text, m["code"]
     assert "Unreadable submissions: 1" in text and "finn" in text
     assert dom.count("<svg") >= 4
+
+
+ARTIFACTS = os.path.join(REPO, "tests", "artifacts", "report")
+
+
+def test_the_chinese_report_renders_in_headless_chromium(sample_class, tmp_path):
+    """report --lang zh-CN, opened from disk: Chromium lays out the Chinese words, and draws
+    them with a CJK font's glyphs, not as empty boxes (a machine without one would show tofu:
+    the same check with only DejaVu's fonts finds the boxes). The screenshot is kept in
+    tests/artifacts/report/ (ignored by git)."""
+    assert cjk_fonts(), CJK_FONT_MISSING
+    for name in ("results.json", "timings.csv", "clusters.json", "similarity.json"):
+        shutil.copy(os.path.join(sample_class["out"], name), tmp_path / name)
+    run = subprocess.run([sys.executable, "-m", "assignments", "report", str(tmp_path / "results.json"), "--lang",
+                          "zh-CN"], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    page = str(tmp_path / "report.html")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, "report_zh-CN.png")
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1100,2600", "file://" + page)
+    print(f"\n[artifact] {shot}")
+    ink, colours = screenshot_ink(shot)
+    assert ink > 0.03 and colours > 20
+    text = visible_text(chromium(tmp_path, "--dump-dom", "file://" + page))
+    data = report.build(sample_class["results"])
+    assert "共 6 份提交" in text and f"{report._num(data['scores']['mean'])} 平均得分" in text
+    for m in data["mistakes"]:
+        assert f"{m['code']} 位于 {m['function']} {m['count']} {100 * m['share']:.1f}%" in text, m["code"]
+    assert "无法读取的提交: 1" in text and "得分分布" in text
+    drawn = glyphs_differ_from_boxes(tmp_path, "全班报告：得分分布")
+    print(f"\n[measure] Chinese words vs missing-glyph boxes: {100 * drawn:.2f}% of pixels differ")
+    assert drawn > 0.005, "Chinese is drawn as empty boxes (tofu): " + CJK_FONT_MISSING
+    bare = tmp_path / "latin-only"
+    bare.mkdir()
+    (bare / "fonts.conf").write_text('<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+                                     f'<dir>/usr/share/fonts/truetype/dejavu</dir><cachedir>{bare}/cache</cachedir>'
+                                     '</fontconfig>', encoding="utf-8")
+    env = dict(os.environ, FONTCONFIG_FILE=str(bare / "fonts.conf"))
+    assert glyphs_differ_from_boxes(bare, "全班报告：得分分布", env=env) < 0.001   # the check sees tofu
 
 
 def test_report_survives_print(sample_class, tmp_path):

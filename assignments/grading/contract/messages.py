@@ -80,6 +80,13 @@ def say(lang: str, template: str, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
+def speaker(lang: str) -> functools.partial[str]:
+    """``say`` in ``lang``, as a function of (template, **fields): what the class report is
+    handed (reports/ may not import contract/). KeyError for a language the course lacks."""
+    catalog(lang)
+    return functools.partial(say, lang)
+
+
 def page_words(metadata: dict[str, object], template: str, **fields: object) -> str:
     """``say`` in the language of the notebook whose ``metadata`` this is (the feedback
     page's words: ``FeedbackExporter.words`` names this function)."""

@@ -8,11 +8,22 @@ Rule (reports/): reads results, never grades.
 """
 import html
 import math
+import unicodedata
 
 FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"'
 INK, MUTED, LINE = "#1f2328", "#59636e", "#d1d9e0"
 WIDTH = 680      # px: the report's column
 CHAR = 6.6       # px: the width of a character of 11 px text, to leave room for labels
+
+
+def columns(text):
+    """The width of ``text`` in character cells: a wide (CJK) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in str(text))
+
+
+def english(template, **fields):
+    """The charts' words without a catalog (report.py passes its ``say``)."""
+    return template.format(**fields) if fields else template
 
 
 def _f(x):
@@ -45,7 +56,7 @@ def _text(x, y, text, anchor="middle", size=11, fill=INK, extra=""):
             f"{html.escape(str(text))}</text>")
 
 
-def histogram(edges, counts, name, xlabel, color):
+def histogram(edges, counts, name, xlabel, color, say=english):
     """Vertical bars over equal bins (``edges`` has one more value than ``counts``)."""
     left, right, top, bottom = 48, 16, 10, 42
     height = 230
@@ -57,6 +68,9 @@ def histogram(edges, counts, name, xlabel, color):
     def x(v):
         return left + (float(v) - lo) / span * plot_w
 
+    def tip(low, high, n):
+        return say("{low} to {high}: {n}", low=low, high=high, n=n)
+
     def y(v):
         return top + plot_h - float(v) / yt[-1] * plot_h
 
@@ -66,20 +80,20 @@ def histogram(edges, counts, name, xlabel, color):
         if n:
             body.append(f'<rect x="{_f(x(edges[i]))}" y="{_f(y(n))}" width="{_f(x(edges[i + 1]) - x(edges[i]))}" '
                         f'height="{_f(y(0) - y(n))}" fill="{color}" stroke="white" stroke-width="0.6">'
-                        f"<title>{_f(edges[i])} to {_f(edges[i + 1])}: {n}</title></rect>")
+                        f"<title>{html.escape(tip(_f(edges[i]), _f(edges[i + 1]), n))}</title></rect>")
     body.append(f'<line x1="{_f(left)}" y1="{_f(y(0))}" x2="{_f(left + plot_w)}" y2="{_f(y(0))}" stroke="{MUTED}"/>')
     body.append(f'<line x1="{_f(left)}" y1="{_f(top)}" x2="{_f(left)}" y2="{_f(y(0))}" stroke="{MUTED}"/>')
     body += [_text(left - 6, y(t) + 4, _f(t), "end") for t in yt]
     body += [_text(x(lo + t), y(0) + 15, _f(lo + t)) for t in ticks(span) if t <= span + 1e-9]
     body.append(_text(left + plot_w / 2, height - 6, xlabel))
-    body.append(_text(12, top + plot_h / 2, "submissions", extra=f' transform="rotate(-90 12 {_f(top + plot_h / 2)})"'))
+    body.append(_text(12, top + plot_h / 2, say("submissions"), extra=f' transform="rotate(-90 12 {_f(top + plot_h / 2)})"'))
     return _svg(name, WIDTH, height, body)
 
 
 def hbars(labels, series, name, xlabel, xmax=None, integer=False):
     """Horizontal bars, one row per label (top to bottom in the given order); ``series`` is a
     list of (values, color, legend or None), drawn side by side within a row."""
-    label_w = min(260, 12 + CHAR * max((len(str(label)) for label in labels), default=4))
+    label_w = min(260, 12 + CHAR * max((columns(label) for label in labels), default=4))
     legends = [(color, legend) for _, color, legend in series if legend]
     left, right, top, bottom = label_w, 16, 24 if legends else 8, 40
     row = 15 * len(series) + 8
@@ -109,7 +123,7 @@ def hbars(labels, series, name, xlabel, xmax=None, integer=False):
     body.append(_text(left + plot_w / 2, height - 6, xlabel))
     at = WIDTH - right
     for color, legend in reversed(legends):   # right-aligned, above the bars
-        at -= CHAR * len(legend) + 22
+        at -= CHAR * columns(legend) + 22
         body.append(f'<rect x="{_f(at)}" y="6" width="10" height="10" fill="{color}"/>')
         body.append(_text(at + 14, 15, legend, "start", size=10, fill=MUTED))
     return _svg(name, WIDTH, height, body)

@@ -7,6 +7,10 @@ the assignment: function ids come from the results, and the words students were 
 each mistake code from the ``messages`` the caller passes (the assignment's catalog). It is
 made for a MOOC: everything is counted in one pass, charts summarise (never one mark per
 student), and lists of students are cut at ``SHOWN`` names with the rest counted.
+Its words (the page's, the terminal table's, the mistakes' in report.json) are said by the
+``say`` function the caller passes (``say(template, **fields)``: run/pipeline.py hands over
+the instructor's language's, contract/messages.py), English without one; keys, codes and
+numbers never depend on it.
 Rule (reports/): reads results, never grades.
 """
 import csv
@@ -22,20 +26,31 @@ ROWS = 50           # rows of a table of submissions before "and N more"
 TOP_MISTAKES = 15   # bars in the mistakes chart (the table lists them all)
 BINS = 20           # bars in the score histogram
 
+
+def english(template, **fields):
+    """``say`` without a catalog: the template's own English, its {fields} filled in."""
+    return template.format(**fields) if fields else template
+
+
+def N_(text):
+    """Marks a sentence for the course's catalog (Babel extracts it); said later with ``say``."""
+    return text
+
+
 # What the grader's flags mean (docs/grading.md, Flags), grouped as the report shows them.
 FAULT_KINDS = ("timeout", "notebook_timeout", "memory", "dead_kernel", "exit", "output_flood",
                "invalid_output", "no_result", "no_judge")
 GROUPS = (
-    ("unreadable", "Unreadable submissions", "not a notebook, or not the expected file: graded 0"),
-    ("error", "Grader errors", "the grader itself failed on these (never expected): regrade them"),
-    ("faults", "Faults", "code that timed out, ran out of memory, killed its kernel, exited, flooded "
-                         "output or published outputs a notebook cannot hold; only the cell or function at "
-                         "fault lost its marks"),
-    ("tampering", "Tampering", "protected cells edited, deleted, duplicated or re-pointed; "
-                               "they were restored before grading"),
-    ("attempts", "Attempts on the grader", "code that reaches for files, the network, processes or the "
-                                           "grader's machinery (the sandbox stopped it)"),
-    ("other", "Other flags", "flags this report does not know"),
+    ("unreadable", N_("Unreadable submissions"), N_("not a notebook, or not the expected file: graded 0")),
+    ("error", N_("Grader errors"), N_("the grader itself failed on these (never expected): regrade them")),
+    ("faults", N_("Faults"), N_("code that timed out, ran out of memory, killed its kernel, exited, flooded "
+                                "output or published outputs a notebook cannot hold; only the cell or function at "
+                                "fault lost its marks")),
+    ("tampering", N_("Tampering"), N_("protected cells edited, deleted, duplicated or re-pointed; "
+                                      "they were restored before grading")),
+    ("attempts", N_("Attempts on the grader"), N_("code that reaches for files, the network, processes or the "
+                                                  "grader's machinery (the sandbox stopped it)")),
+    ("other", N_("Other flags"), N_("flags this report does not know")),
 )
 
 
@@ -45,26 +60,35 @@ def _short(name):
     return "".join(part[0] for part in name.split("_"))   # some_cell_forward -> scf
 
 
-def summary(results):
+def _pad(text, width, right=False):
+    """``text`` padded to ``width`` terminal columns (a CJK character takes two)."""
+    fill = " " * max(0, width - charts.columns(text))
+    return fill + text if right else text + fill
+
+
+def summary(results, say=english):
     subs = results["submissions"]
     if not subs:
-        return "No submissions found."
+        return say("No submissions found.")
     ids = [e["id"] for e in subs[0]["exercises"]]
-    width = max(7, max(len(s["student"]) for s in subs))
-    head = f"{'student':<{width}}  {'status':<10}  {'score':>6}  " + " ".join(f"{_short(i):>4}" for i in ids)
-    lines = [head, "-" * len(head)]
+    student, status, score = say("student"), say("status"), say("score")
+    width = max(7, charts.columns(student), max(charts.columns(s["student"]) for s in subs))
+    head = (f"{_pad(student, width)}  {_pad(status, 10)}  {_pad(score, 6, right=True)}  "
+            + " ".join(f"{_short(i):>4}" for i in ids))
+    lines = [head, "-" * charts.columns(head)]
     for s in subs:
         cells = []
         for e in s["exercises"]:
             cells.append(f"{'ok':>4}" if e["passed"] else f"{e['score']:>4g}")
-        lines.append(f"{s['student']:<{width}}  {s['status']:<10}  {s['score']:>6g}  " + " ".join(cells))
+        lines.append(f"{_pad(s['student'], width)}  {s['status']:<10}  {s['score']:>6g}  " + " ".join(cells))
         named = [f"{e['id']}: {', '.join(e['diagnoses'])}" for e in s["exercises"] if e["diagnoses"]]
         if named:
-            lines.append(f"{'':<{width}}  mistakes named: " + "; ".join(named))
+            lines.append(f"{'':<{width}}  " + say("mistakes named: {named}", named="; ".join(named)))
         if s["status"] not in ("graded",) and s["message"]:
             lines.append(f"{'':<{width}}  {s['message'].splitlines()[0]}")
     lines.append("")
-    lines.append("columns: " + ", ".join(f"{_short(i)} = {i}" for i in ids) + f"; max score {results['max_score']:g}")
+    lines.append(say("columns: {columns}; max score {points}", columns=", ".join(f"{_short(i)} = {i}" for i in ids),
+                     points=f"{results['max_score']:g}"))
     return "\n".join(lines)
 
 
@@ -100,9 +124,10 @@ def _shape_problem(results):
     return None
 
 
-def catalog_messages(assignment):
-    """Mistake code -> the words students are given, from the assignment's catalog."""
-    return {m.code: m.feedback for m in assignment.catalog}
+def catalog_messages(assignment, say=english):
+    """Mistake code -> the words students are given, from the assignment's catalog (said
+    with ``say``: in the report's language)."""
+    return {m.code: say(m.feedback) for m in assignment.catalog}
 
 
 def load_timings(path):
@@ -264,21 +289,21 @@ def _similarity(found):
 
 # ---------------------------------------------------------------- the charts
 
-def _histogram_chart(hist, name, xlabel, color):
-    return charts.histogram(hist["edges"], hist["counts"], name, xlabel, color)
+def _histogram_chart(hist, name, xlabel, color, say):
+    return charts.histogram(hist["edges"], hist["counts"], name, xlabel, color, say)
 
 
-def _functions_chart(functions):
+def _functions_chart(functions, say):
     return charts.hbars([f["id"] for f in functions], [
-        ([100 * f["pass_rate"] for f in functions], "#2e7d32", "full marks (% of class)"),
+        ([100 * f["pass_rate"] for f in functions], "#2e7d32", say("full marks (% of class)")),
         ([100 * f["mean_score"] / f["max_score"] if f["max_score"] else 0 for f in functions], "#90caf9",
-         "mean score (% of points)")], "functions", "%", xmax=100)
+         say("mean score (% of points)"))], "functions", "%", xmax=100)
 
 
-def _mistakes_chart(mistakes):
+def _mistakes_chart(mistakes, say):
     top = mistakes[:TOP_MISTAKES]
     return charts.hbars([m["code"] for m in top], [([m["count"] for m in top], "#c62828", None)], "mistakes",
-                        "submissions", integer=True)
+                        say("submissions"), integer=True)
 
 
 # ---------------------------------------------------------------- the page
@@ -292,18 +317,33 @@ def _environment():
     from markupsafe import Markup, escape
     env = Environment(loader=FileSystemLoader(PAGE), autoescape=True, keep_trailing_newline=True)
 
-    def names(students):
-        shown = Markup(", ").join(students[:SHOWN])
-        rest = len(students) - SHOWN
-        return shown + (Markup(' <span class="more">and %d more</span>') % rest if rest > 0 else "")
-
     def figure(svg, caption):
+        caption = caption.unescape() if isinstance(caption, Markup) else caption   # said words, as text
         svg = svg.replace('role="img" ', f'role="img" aria-label="{escape(caption)}" ', 1)
         return Markup(f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>")
 
-    env.filters.update(num=_num, pct=_pct, names=names)
-    env.globals.update(figure=figure, groups=GROUPS, max_rows=ROWS, top_mistakes=TOP_MISTAKES)
+    def code(text):
+        return Markup("<code>%s</code>") % text
+
+    env.filters.update(num=_num, pct=_pct)
+    env.globals.update(figure=figure, code=code, groups=GROUPS, max_rows=ROWS, top_mistakes=TOP_MISTAKES,
+                       codes=lambda found: Markup(", ").join(code(c) for c in found))
     return env
+
+
+def _page_words(say):
+    """The template's ``say`` and ``names``: the words are trusted (the code's, the catalog's),
+    the fields escaped."""
+    from markupsafe import Markup
+
+    def said(template, **fields):
+        return Markup(say(template)).format(**fields) if fields else Markup(say(template))
+
+    def names(students):
+        shown = Markup(", ").join(students[:SHOWN])
+        rest = len(students) - SHOWN
+        return shown + (Markup(' <span class="more">%s</span>') % said("and {n} more", n=rest) if rest > 0 else "")
+    return said, names
 
 
 def _pct(x):
@@ -314,28 +354,32 @@ def _num(x):
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x)}"
 
 
-def render(report, charts=True):
+def render(report, charts=True, say=english, lang="en"):
     """report.html: one self-contained page (inline CSS and SVG; no script, no network), from
-    templates/report/."""
+    templates/report/; its words said with ``say``, ``lang`` its language's tag."""
     n, sc, flagged = report["submissions"], report["scores"], report["flagged"]
     drawn = {}
     if charts and n:
-        drawn["scores"] = _histogram_chart(sc["histogram"], "scores", f"score (out of {_num(report['max_score'])})", "#1565c0")
+        drawn["scores"] = _histogram_chart(sc["histogram"], "scores", say("score (out of {points})", points=_num(
+            report["max_score"])), "#1565c0", say)
     if charts and report["functions"]:
-        drawn["functions"] = _functions_chart(report["functions"])
+        drawn["functions"] = _functions_chart(report["functions"], say)
     if charts and report["mistakes"]:
-        drawn["mistakes"] = _mistakes_chart(report["mistakes"])
+        drawn["mistakes"] = _mistakes_chart(report["mistakes"], say)
     if charts and report["timing"]:
-        drawn["timing"] = _histogram_chart(report["timing"]["histogram"], "timing", "seconds per submission", "#6a1b9a")
+        drawn["timing"] = _histogram_chart(report["timing"]["histogram"], "timing", say("seconds per submission"),
+                                           "#6a1b9a", say)
     with open(os.path.join(PAGE, "report.css"), encoding="utf-8") as f:
         css = f.read()
+    said, names = _page_words(say)
     return _environment().get_template("report.html.j2").render(
-        r=report, n=n, sc=sc, flagged=flagged, charts=drawn, css=css,
+        r=report, n=n, sc=sc, flagged=flagged, charts=drawn, css=css, say=said, names=names, lang=lang,
         n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
 
 
-def write(results, out, messages=None, timings=None, clusters=None, similarity=None):
-    """report.json and report.html into ``out``; returns their paths."""
+def write(results, out, messages=None, timings=None, clusters=None, similarity=None, say=english, lang="en"):
+    """report.json and report.html into ``out`` (their words said with ``say``, in ``lang``);
+    returns their paths."""
     report = build(results, messages, timings, clusters, similarity)
     os.makedirs(out, exist_ok=True)
     paths = os.path.join(out, "report.json"), os.path.join(out, "report.html")
@@ -343,5 +387,5 @@ def write(results, out, messages=None, timings=None, clusters=None, similarity=N
         json.dump(report, f, indent=1)
         f.write("\n")
     with open(paths[1], "w", encoding="utf-8") as f:
-        f.write(render(report))
+        f.write(render(report, say=say, lang=lang))
     return paths

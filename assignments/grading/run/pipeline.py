@@ -32,6 +32,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 
 from .. import GRADING
 from ..authoring.generated import write_generated
+from ..contract import messages
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
 from ..sandbox.kernel import sandbox_problem
@@ -132,26 +133,28 @@ class Run:
 def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = True, overrides: Config | None = None,
           workers: int | None = None, scheduler: str | None = None, db_url: str | None = None, progress: bool = False,
           students: Iterable[str] | None = None, force: bool = False,
-          known_solutions: str | None = None) -> dict[str, Any]:
+          known_solutions: str | None = None, lang: str = "en") -> dict[str, Any]:
     """Grade the class (see ``grade_class``) and return its results.json."""
     return grade_class(assignment, submissions, out, sandbox, overrides, workers, scheduler, db_url, progress,
-                       students, force, known_solutions).results
+                       students, force, known_solutions, lang).results
 
 
 def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: bool = True,
                 overrides: Config | None = None, workers: int | None = None, scheduler: str | None = None,
                 db_url: str | None = None, progress: bool = False, students: Iterable[str] | None = None,
-                force: bool = False, known_solutions: str | None = None) -> Run:
+                force: bool = False, known_solutions: str | None = None, lang: str = "en") -> Run:
     """Grade every submission whose receipt would change (``force``: every one; ``students``:
     only theirs, the others keep what an earlier run gave them); ``sandbox=False`` runs
     kernels without bubblewrap (flagged). ``overrides`` (a traitlets Config) is laid over
     nbgrader_config.py, e.g. shorter limits. ``workers``/``scheduler`` override Dispatch's
     config; ``db_url`` the gradebook's (default: SQLite in ``out``). ``progress`` shows a
     progress bar on stderr. ``known_solutions``: a folder of solutions collected by the
-    instructor, which the copying evidence compares the class with (evidence.py). Returns a
+    instructor, which the copying evidence compares the class with (evidence.py). ``lang``:
+    the class report's language (the instructor's; grades never depend on it). Returns a
     ``Run``."""
     out = os.path.abspath(out)
     aid = assignment.id
+    say = messages.speaker(lang)   # an unknown language fails before any grading
     work = os.path.join(out, WORK)
     config = run_config(out, db_url, sandbox, overrides, workers, scheduler)
     dispatch = Dispatch(config=config)
@@ -183,7 +186,7 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
-                     evidence_of=(release_nb, known_solutions))
+                     evidence_of=(release_nb, known_solutions), say=(say, lang))
     sweeper.join()
     changes = receipts.grade_changes(plan.earlier, results, records)
     if changes:
@@ -390,13 +393,15 @@ def stage_all(assignment, root, work, release_nb, sandbox, only=None):
     return records, jobs
 
 
-def finish(config, assignment, out, records, judged, bar, partial=False, kept=None, evidence_of=None):
+def finish(config, assignment, out, records, judged, bar, partial=False, kept=None, evidence_of=None,
+           say=(report.english, "en")):
     """After the workers: the gradebook's view of the run, results.json, grades.csv, the
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
     ``partial`` run (some students only) keeps the earlier results of the others; ``kept``:
     the earlier entries of the students a run did not grade again (their receipts held).
     ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
-    clusters and the copying evidence, written after results.json (they never change it)."""
+    clusters and the copying evidence, written after results.json (they never change it).
+    ``say``: (the report's say function, its language)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
@@ -428,7 +433,8 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
         f.write("\n")
     found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
-    report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path), *found)
+    report.write(results, own, report.catalog_messages(assignment, say[0]), report.load_timings(timings_path), *found,
+                 say=say[0], lang=say[1])
     people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
