@@ -24,10 +24,14 @@ postgres:
 
 # The browser tests use headless Chromium (Debian packages chromium and chromium-driver; the
 # driver is used as installed, nothing is downloaded): JupyterLab, the report, the feedback pages.
+# The zh-CN pages need a font with Chinese glyphs (fonts-noto-cjk), or they show empty boxes.
 browser:
 	@{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "Chromium is missing: sudo apt-get install chromium chromium-driver (the browser test needs it)"; fi; }
+	@[ -n "$$(fc-list :lang=zh 2>/dev/null)" ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; \
+	  else echo "No font for Chinese: sudo apt-get install fonts-noto-cjk (the zh-CN browser tests need it)"; fi; }
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -10,6 +10,8 @@ Screenshots are kept in tests/artifacts/browser/ (ignored by git); their paths a
 Needs Debian's chromium and chromium-driver (`make test` and .ci/run install them); the
 driver is used as installed, nothing is downloaded.
 """
+import contextlib
+import json
 import os
 import shutil
 import socket
@@ -65,11 +67,26 @@ def lab():
     with open(os.path.join(REPO, "samples", "answers", GRU, "ada.py"), encoding="utf-8") as f:
         nbformat.write(fill(os.path.join(GRU_RELEASE, GRU + ".ipynb"), answer_cells(f.read())),
                        os.path.join(root, GRU, GRU + ".ipynb"))
+    try:
+        with serve_lab(root) as url:
+            yield url
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serve_lab(root, settings=None):
+    """A JupyterLab server on ``root`` (its user settings, workspaces and runtime files in
+    ``root``/.home), with ``settings``: {"@jupyterlab/<package>/<plugin>": {setting: value}}
+    written as the user's settings; yields its URL."""
     home = os.path.join(root, ".home")   # settings, workspaces and runtime files stay in here
-    news = os.path.join(home, "settings", "@jupyterlab", "apputils-extension")
-    os.makedirs(news)
-    with open(os.path.join(news, "notification.jupyterlab-settings"), "w") as f:
-        f.write('{"fetchNews": "false"}')   # no "Jupyter news?" toast over the screenshots
+    settings = {"@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},   # no "news?" toast
+                **(settings or {})}
+    for plugin, values in settings.items():
+        folder, name = os.path.split(os.path.join(home, "settings", plugin))
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, name + ".jupyterlab-settings"), "w", encoding="utf-8") as f:
+            json.dump(values, f)
     env = dict(os.environ, HOME=home, JUPYTER_CONFIG_DIR=os.path.join(home, "config"),
                JUPYTER_RUNTIME_DIR=os.path.join(home, "runtime"),
                JUPYTERLAB_SETTINGS_DIR=os.path.join(home, "settings"),
@@ -106,7 +123,6 @@ def lab():
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -161,9 +177,9 @@ def _brightness(path):
         return float(np.asarray(image.convert("L")).mean())
 
 
-def _run_all(driver, lab, path, release_notebook):
-    """Open ``path`` in JupyterLab, run every cell from the Run menu, and return each code
-    cell's (source, text of its outputs, number of error outputs)."""
+def _run_all(driver, lab, path, release_notebook, run_menu="Run"):
+    """Open ``path`` in JupyterLab, run every cell from the Run menu (``run_menu``: its label),
+    and return each code cell's (source, text of its outputs, number of error outputs)."""
     from selenium.webdriver.common.by import By
     driver.get(f"{lab}/lab/tree/{path}?token={TOKEN}&reset")   # reset: no tab of an earlier test restored
     _wait(lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-Cell"), 90, "the notebook to open")
@@ -172,7 +188,7 @@ def _run_all(driver, lab, path, release_notebook):
         "return s && s.getAttribute('data-status') === 'idle';"), 90, "the kernel to be ready")
 
     start = time.monotonic()
-    _menu(driver, "Run", "runmenu:run-all")
+    _menu(driver, run_menu, "runmenu:run-all")
     n_code = sum(c.cell_type == "code" for c in nbformat.read(release_notebook, as_version=4).cells)
 
     def finished():
