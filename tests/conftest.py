@@ -74,7 +74,8 @@ _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile"
                  "test_isolation": ("slow", "sandbox"),
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",), "test_agreement": ("slow",),
                  "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
-                 "test_browser": ("browser", "slow"), "test_course": ("sandbox",)}
+                 "test_browser": ("browser", "slow"), "test_course": ("sandbox",),
+                 "test_browser_zh": ("browser", "slow", "sandbox"), "test_grading_zh": ("sandbox",)}
 
 
 def pytest_collection_modifyitems(items):
