@@ -114,3 +114,60 @@ def test_gru_release_is_byte_identical_on_another_cpu(tmp_path, name, env):
     assert run.returncode == 0, run.stderr[-2000:]
     assert differing(str(source / aid), os.path.join(REPO, "source", aid)) == []
     assert differing(str(release / aid), os.path.join(REPO, "release", aid)) == []
+
+
+# --- the zh-CN figures: labels from the catalog, Chinese drawn from the committed CJK subset -----
+
+def drawable(chars):
+    """The characters of ``chars`` that neither matplotlib's DejaVu Sans nor the CJK subset has."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+    have = set(TTFont(rnn_figures.CJK_FONT).getBestCmap())
+    for family in ("DejaVu Sans", "DejaVu Sans Mono"):
+        have |= set(TTFont(font_manager.findfont(family, fallback_to_default=False)).getBestCmap())
+    return sorted(c for c in chars if not c.isspace() and ord(c) not in have)
+
+
+def test_every_character_of_every_translated_label_is_in_the_fonts():
+    from assignments.rnn_step_by_step import figure_font
+    chars = figure_font.label_characters()
+    assert len(chars) > 20 and any("\u4e00" <= c <= "\u9fff" for c in chars)
+    assert drawable(chars) == []
+
+
+def test_a_character_missing_from_the_subset_is_caught():
+    assert drawable("单元龘") == ["龘"]
+
+
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_zh_figure_is_drawn_with_its_labels_translated_and_no_glyph_missing(aid, name):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # matplotlib warns of a glyph missing from the fonts
+        zh = NOTEBOOKS[aid][0].draw(name, lang="zh-CN")
+    assert zh != draw(aid, name), "every figure has a label to translate"
+    assert zh == NOTEBOOKS[aid][0].draw(name, lang="zh-CN")
+
+
+@pytest.mark.parametrize("aid", sorted(NOTEBOOKS))
+def test_the_zh_release_holds_the_zh_figures(aid):
+    module = NOTEBOOKS[aid][0]
+    named = module.FIGURE_URL.findall(markdown("source", aid))
+    embedded = [base64.b64decode(b).decode("utf-8") for b in EMBEDDED.findall(markdown("release-zh-CN", aid))]
+    assert embedded == [module.draw(name, lang="zh-CN") for name in named]
+
+
+def test_the_committed_subset_is_what_the_pinned_font_gives():
+    from assignments.rnn_step_by_step import figure_font
+    if not os.path.isfile(figure_font.SOURCE):
+        pytest.skip(f"{figure_font.SOURCE_PACKAGE} is not installed (make figure-font installs it)")
+    with open(rnn_figures.CJK_FONT, "rb") as f:
+        assert f.read() == figure_font.subset(), "rebuild it: make figure-font"
+
+
+def test_a_font_that_is_not_the_pinned_one_is_refused(tmp_path):
+    from assignments.rnn_step_by_step import figure_font
+    other = tmp_path / "other.ttc"
+    other.write_bytes(b"not the pinned font")
+    with pytest.raises(ValueError, match="not the pinned"):
+        figure_font.subset(str(other))
