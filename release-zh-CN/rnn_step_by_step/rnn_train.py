@@ -174,53 +174,64 @@ def plot(histories, n_symbols=4, window=20):
         ax.plot(np.arange(window, len(history) + 1), smooth, color=color, lw=2, label=name)
     steps = max(len(h) for h in histories.values())
     ax.axhline(1 / n_symbols, color="#5f6368", ls="--", lw=1)
-    ax.text(steps, 1 / n_symbols - 0.04, _label(f"瞎猜：{n_symbols} 选 1", f"guessing: 1 in {n_symbols}"), color="#5f6368", ha="right", va="top")
-    ax.set_xlabel(_label("训练步数", "training step"))
-    ax.set_ylabel(_label("训练批次上的准确率", "accuracy on the training batches"))
+    ax.text(steps, 1 / n_symbols - 0.04, *_label(f"瞎猜：{n_symbols} 选 1", f"guessing: 1 in {n_symbols}"), color="#5f6368", ha="right", va="top")
+    ax.set_xlabel(*_label("训练步数", "training step"))
+    ax.set_ylabel(*_label("训练批次上的准确率", "accuracy on the training batches"))
     ax.set_ylim(0, 1.05)
-    ax.set_title(_label("回忆序列的第一个符号", "Recalling the first symbol of a sequence"))
+    ax.set_title(*_label("回忆序列的第一个符号", "Recalling the first symbol of a sequence"))
     ax.legend(loc="center right")
     fig.tight_layout()
     plt.show()
 
 
 import os
+import re
 
 _FONT = {}
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Zen Hei",
                 "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
                 "Noto Sans CJK JP", "Droid Sans Fallback", "Arial Unicode MS")
+FILE_HINT = re.compile(r"cjk|sans ?sc|hans|wqy|yahei|msyh|simhei|pingfang|hiragino|heiti|droidsansfallback|unicode", re.I)
 
 
 def _label_font():
-    """The file of an installed CJK font, which matplotlib then falls back on (None if none
-    is installed, or matplotlib is older than 3.6, which has no fallback between fonts)."""
+    """(family, file) of an installed CJK font for matplotlib to fall back on; None if none is
+    installed, or if matplotlib is older than 3.6 (it has no fallback between fonts)."""
     import matplotlib
     from matplotlib import font_manager
     if tuple(int(p) for p in matplotlib.__version__.split(".")[:2] if p.isdigit()) < (3, 6):
         return None
     installed = {f.name: f.fname for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
+    if not installed.keys() & set(CJK_FAMILIES):
+        # matplotlib's font list is a cache, written before a font installed since was there
+        for path in font_manager.findSystemFonts():
+            if FILE_HINT.search(os.path.basename(path)):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        installed = {f.name: f.fname for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
     for name in CJK_FAMILIES:
         if name in installed:
-            families = list(matplotlib.rcParams["font.family"])
-            if name not in families:
-                matplotlib.rcParams["font.family"] = families + [name]
-            return installed[name]
+            return name, installed[name]
     return None
 
 
 def _label(text, english):
-    """``text`` when an installed font can draw every character of it; else ``english``."""
+    """A plot label's words and its font (``fontdict``): ``text``, with an installed CJK font
+    to fall back on, when that font can draw every character of it; else ``english``."""
     if all(ord(c) < 0x2E80 for c in text):
-        return text
-    if "file" not in _FONT:
-        _FONT["file"] = _label_font()
-    if _FONT["file"] is not None:
+        return text, None
+    if "font" not in _FONT:
+        _FONT["font"] = _label_font()
+    if _FONT["font"] is not None:
+        import matplotlib
         from matplotlib.ft2font import FT2Font
-        drawn = FT2Font(_FONT["file"]).get_charmap()
+        name, path = _FONT["font"]
+        drawn = FT2Font(path).get_charmap()
         if all(ord(c) in drawn for c in text if not c.isspace()):
-            return text
+            return text, {"family": [*matplotlib.rcParams["font.family"], name]}
     if not _FONT.get("said"):
         _FONT["said"] = True
         print("（这台电脑上没有能显示中文的字体，所以图中的文字用英文。安装一种中文字体（例如 Noto Sans CJK SC）后重启内核即可。）")
-    return english
+    return english, None

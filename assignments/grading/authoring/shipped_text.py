@@ -9,12 +9,13 @@ their file's name (``translate.update_catalogs`` extracts them).
 
 A message is a string literal (an f-string too, or literals written side by side) that is
 printed, raised, returned by a function, or drawn on a plot (``set_xlabel``, ``set_ylabel``,
-``set_title``, ``text``); its catalog entry is its text as written between the quotes, so an
+``set_title``, ``text``: their last positional argument); its catalog entry is its text as written between the quotes, so an
 f-string's fields are the code's own expressions (``{label}``, ``{loss:.3f}``), which the
 translation must keep exactly. A plot label is drawn on the learner's machine, which may have
-no font with Chinese glyphs: in a translated copy it becomes ``_label(translated, English)``,
-and the file gets ``shared/plot_labels.py``'s ``_label``, which draws the English words with
-one note when no installed font can draw the translated ones.
+no font with Chinese glyphs: in a translated copy it becomes ``*_label(translated, English)``
+(the label and the call's next positional argument, its ``fontdict``), and the file gets
+``shared/plot_labels.py``'s ``_label``, which gives the English words with one note when no
+installed font can draw the translated ones.
 Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _said(tree: ast.AST) -> list[tuple[ast.expr, bool]]:
         if isinstance(node, ast.Call):
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
             if name in SAID_CALLS:
-                found += [(a, name in PLOT_CALLS) for a in node.args]
+                found += [(a, name in PLOT_CALLS and a is node.args[-1]) for a in node.args]
         elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             found += [(a, False) for a in node.exc.args]
         elif isinstance(node, ast.Return) and node.value is not None:
@@ -81,7 +82,7 @@ def messages_of(source: str) -> list[Message]:
 
 def translated(source: str, words: dict[str, str], helper_words: dict[str, str] | None = None) -> str:
     """``source`` with each message that ``words`` translates replaced; a plot's label becomes
-    ``_label(translated, English)``, and the file then gets ``_label``'s definition (its own
+    ``*_label(translated, English)``, and the file then gets ``_label``'s definition (its own
     messages translated by ``helper_words``)."""
     out, done, labels = [], 0, False
     for m in messages_of(source):
@@ -89,7 +90,7 @@ def translated(source: str, words: dict[str, str], helper_words: dict[str, str] 
             continue
         text = m.literal(words[m.text])
         if m.plot:
-            text, labels = f"_label({text}, {m.literal(m.text)})", True
+            text, labels = f"*_label({text}, {m.literal(m.text)})", True
         out += [source[done:m.start], text]
         done = m.end
     out.append(source[done:])
