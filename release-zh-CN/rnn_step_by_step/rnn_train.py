@@ -187,7 +187,7 @@ def plot(histories, n_symbols=4, window=20):
 import os
 import re
 
-_FONT = {}
+_FONT: dict = {}
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Zen Hei",
                 "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
                 "Noto Sans CJK JP", "Droid Sans Fallback", "Arial Unicode MS")

@@ -107,6 +107,20 @@ def helper_text(words: dict[str, str]) -> str:
     return translated(body, words)
 
 
+FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def translation_problems(english: str, said: str) -> list[str]:
+    """Why ``said`` cannot stand for ``english`` in a file: an f-string's fields are code, to
+    be kept exactly; a quote, a backslash or a new line would change the literal."""
+    problems = []
+    if sorted(FIELD.findall(said)) != sorted(FIELD.findall(english)):
+        problems.append(f"the translation of {english[:50]!r} does not keep its fields {sorted(FIELD.findall(english))}")
+    if re.search(r'["\\\n]', said):
+        problems.append(f"the translation of {english[:50]!r} has a quote, a backslash or a new line")
+    return problems
+
+
 def shipped_sources(assignment, folder: str) -> list[tuple[str, str]]:
     """(file name, text) of the Python files a learner gets beside the notebook and reads:
     the source folder's own modules (``folder``) and the generated utilities; then
@@ -132,12 +146,12 @@ def write_translated(assignment, folder: str, table: dict[tuple[str, str], str])
     helper = os.path.basename(PLOT_LABELS)
     words_of = lambda name: {en: text for (where, en), text in table.items() if where == name}  # noqa: E731
     for name, text in shipped_sources(assignment, folder):
+        words = words_of(name)
+        problems = [p for en, said in words.items() for p in translation_problems(en, said)]
+        if problems:
+            raise ValueError(f"{name}: " + "; ".join(problems))
         if name == helper:
             continue
-        words = words_of(name)
-        for en, said in words.items():
-            if re.search(r'["\\\n]', said):
-                raise ValueError(f"the translation of {en!r} in {name} has a quote, a backslash or a new line")
         done = translated(text, words, words_of(helper))
         with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
             f.write(done)
