@@ -171,3 +171,24 @@ def test_a_font_that_is_not_the_pinned_one_is_refused(tmp_path):
     other.write_bytes(b"not the pinned font")
     with pytest.raises(ValueError, match="not the pinned"):
         figure_font.subset(str(other))
+
+
+DRAW_ZH = ("import hashlib; from assignments.rnn_step_by_step import figures as r; "
+           "from assignments.gru_step_by_step import figures as g; "
+           "print(hashlib.sha256(''.join([r.draw(n, lang='zh-CN') for n in sorted(r.FIGURES)] "
+           "+ [g.draw(n, lang='zh-CN') for n in sorted(g.FIGURES)]).encode()).hexdigest())")
+
+
+@pytest.mark.parametrize("name,env", sorted(variants().items()) + [("fresh-font-list", {})],
+                         ids=sorted(variants()) + ["fresh-font-list"])
+def test_zh_figures_are_the_same_bytes_on_another_cpu_and_font_list(tmp_path, name, env):
+    """The zh-CN figures as another CPU draws them, with a font list matplotlib makes anew
+    (in which this machine's own CJK fonts, if any, are listed too)."""
+    import hashlib
+    here = hashlib.sha256("".join([rnn_figures.draw(n, lang="zh-CN") for n in sorted(rnn_figures.FIGURES)]
+                                  + [gru_figures.draw(n, lang="zh-CN") for n in sorted(gru_figures.FIGURES)])
+                          .encode()).hexdigest()
+    run = subprocess.run([sys.executable, "-c", DRAW_ZH], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=REPO, MPLCONFIGDIR=str(tmp_path), **env))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == here

@@ -72,6 +72,7 @@ def test_every_shipped_message_is_translated_and_keeps_its_fields():
                 assert said, f"{aid}: {name}'s message {m.text!r} is not translated"
                 assert shipped_text.translation_problems(m.text, said) == []
                 checked += 1
+    print(f"\n[measure] zh-CN messages of the Python files beside the notebooks, translated: {checked}/{checked}")
     assert checked >= 16
 
 
