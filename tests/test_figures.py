@@ -17,6 +17,7 @@ from assignments.gru_step_by_step import figures as gru_figures
 from assignments.rnn_step_by_step import figures as rnn_figures
 
 SVG = "{http://www.w3.org/2000/svg}"
+CJK = re.compile(r"[\u4e00-\u9fff]")
 EMBEDDED = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
 # the notebook, its figures module, and how many figures it must have at least (issue 31)
 NOTEBOOKS = {"rnn_step_by_step": (rnn_figures, 6), "gru_step_by_step": (gru_figures, 2)}
@@ -43,12 +44,12 @@ def test_each_release_shows_each_of_its_figures_once(aid):
     assert embedded == [draw(aid, name) for name in named], "the release holds the figures as drawn now, in order"
 
 
-def description_problems(aid, name):
+def description_problems(aid, name, lang="en"):
     """What is wrong with how figure ``name`` describes itself. Text drawn as outlines says
     nothing to a screen reader: the SVG must name itself an image labelled by its <title>
     and <desc>, and the description must say every word the figure writes in code type (the
     code's names, which the reader will meet in the text)."""
-    svg = draw(aid, name)
+    svg = NOTEBOOKS[aid][0].draw(name, lang=lang)
     root = ET.fromstring(svg.encode("utf-8"))
     title, desc = root[0], root[1]
     problems = []
@@ -56,13 +57,17 @@ def description_problems(aid, name):
         problems.append("the SVG does not start with its <title> and <desc>, as an image")
     elif root.get("aria-labelledby", "").split() != [title.get("id"), desc.get("id")]:
         problems.append("the SVG is not labelled by its <title> and <desc>")
-    elif len(title.text.split()) < 3 or len(desc.text.split()) < 60 or "  " in desc.text:
+    elif (lang == "en" and (len(title.text.split()) < 3 or len(desc.text.split()) < 60)) or "  " in desc.text \
+            or (lang != "en" and (len(title.text) < 5 or len(desc.text) < 120 or not CJK.search(title.text + desc.text))):
         problems.append("the title or the description is too short, or not one paragraph")
     labels = []
     code = rnn_figures.Canvas.code   # every figure writes code type through this method
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rnn_figures.Canvas, "code", lambda self, x, y, s, **kw: labels.append(s) or code(self, x, y, s, **kw))
         NOTEBOOKS[aid][0].FIGURES[name].draw()
+    if lang != "en":   # the code type's words as the figure writes them in that language
+        from assignments.grading.contract import messages
+        labels = [messages.catalog(lang).gettext(label) for label in labels]
     words = {w for label in labels for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", label) if len(w) > 1}
     missing = sorted(w for w in words if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])",
                                                        desc.text))
@@ -74,6 +79,11 @@ def description_problems(aid, name):
 @pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
 def test_figure_is_titled_and_described_in_words(aid, name):
     assert description_problems(aid, name) == []
+
+
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_zh_figure_is_titled_and_described_in_chinese(aid, name):
+    assert description_problems(aid, name, "zh-CN") == []
 
 
 def test_a_description_that_omits_a_name_is_caught(monkeypatch):

@@ -26,17 +26,17 @@ def _bridge(c, x, y, vertical, fill=CELL_FILL):
     c.ax.add_patch(patches.Rectangle((x - w / 2, y - h / 2), w, h, fc=fill, ec="none", zorder=3.5))
 
 
-@figure("The GRU cell: one time step",
-        "The cell of gru_cell_forward. Along the top, the previous hidden state a_prev runs from the left to the "
-        "new hidden state a_next on the right, through two element-wise steps: a multiplication by 1 minus the "
-        "update gate z_t (the share of the old state that is kept), then the addition of the update gate z_t "
-        "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column z, which "
-        "runs along a line that feeds two sigmoid boxes: the reset gate r_t on the left and the update gate z_t "
-        "on the right. The reset gate multiplies a_prev element by element; that product is stacked on top of "
-        "xt (a branch of xt comes up from below, passing under the line of z) and goes into the tanh of the "
-        "candidate c-tilde_t. The candidate's line passes over the update gate's line to reach the "
-        "multiplication by z_t. From a_next, a branch goes up through a softmax and leaves at the top as the "
-        "prediction yt_pred.")
+@figure(N_("The GRU cell: one time step"),
+        N_("The cell of gru_cell_forward. Along the top, the previous hidden state a_prev runs from the left to the "
+           "new hidden state a_next on the right, through two element-wise steps: a multiplication by 1 minus the "
+           "update gate z_t (the share of the old state that is kept), then the addition of the update gate z_t "
+           "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column z, which "
+           "runs along a line that feeds two sigmoid boxes: the reset gate r_t on the left and the update gate z_t "
+           "on the right. The reset gate multiplies a_prev element by element; that product is stacked on top of "
+           "xt (a branch of xt comes up from below, passing under the line of z) and goes into the tanh of the "
+           "candidate c-tilde_t. The candidate's line passes over the update gate's line to reach the "
+           "multiplication by z_t. From a_next, a branch goes up through a softmax and leaves at the top as the "
+           "prediction yt_pred."))
 def gru_cell():
     c = Canvas(17.4, 9.6)
     _cell_state_and_gates(c)
@@ -122,21 +122,21 @@ def _cell_candidate_and_output(c):
     c.code(15.6, 8.95, "yt_pred", ha="left")
 
 
-@figure("Inside gru_cell_backward: the three paths into da_prev",
-        "How the gradient da_next, which arrives from the right, reaches da_prev, which leaves on the left; "
-        "every arrow is a gradient. da_next splits three ways, and the three paths meet again in a plus node "
-        "on the left, whose sum is da_prev. Path 1, along the top, goes straight back through the blend: "
-        "da_next times (1 minus z_t). Path 2, in the middle, goes through the candidate: da_next times z_t times "
-        "(1 minus c-tilde_t squared) gives delta_c-tilde, the gradient of the candidate's pre-activation, code "
-        "name dcct; multiplied by the first n_a columns of W_c, transposed (Wc[:, :n_a].T in the code), it gives "
-        "the gradient of r_t times a_prev, code name dra; multiplied by the reset gate r_t, it reaches the plus node. Path 3, at the "
-        "bottom, goes through the two gates. For the update gate, da_next times (c-tilde_t minus a_prev) times "
-        "z_t (1 minus z_t) gives delta_z, code name dzt, which goes through the first n_a columns of W_z, "
-        "transposed (Wz[:, :n_a].T). For the reset gate, a branch of dra from path 2 goes down: dra times a_prev times r_t "
-        "(1 minus r_t) gives delta_r, code name drt, which goes through the first n_a columns of W_r, "
-        "transposed (Wr[:, :n_a].T). The two gate terms are added, and their sum joins the plus node. A note at the bottom says "
-        "that the same delta_r, delta_z and delta_c-tilde, through the last n_x columns of the three weights, "
-        "give dx_t.")
+@figure(N_("Inside gru_cell_backward: the three paths into da_prev"),
+        N_("How the gradient da_next, which arrives from the right, reaches da_prev, which leaves on the left; "
+           "every arrow is a gradient. da_next splits three ways, and the three paths meet again in a plus node "
+           "on the left, whose sum is da_prev. Path 1, along the top, goes straight back through the blend: "
+           "da_next times (1 minus z_t). Path 2, in the middle, goes through the candidate: da_next times z_t times "
+           "(1 minus c-tilde_t squared) gives delta_c-tilde, the gradient of the candidate's pre-activation, code "
+           "name dcct; multiplied by the first n_a columns of W_c, transposed (Wc[:, :n_a].T in the code), it gives "
+           "the gradient of r_t times a_prev, code name dra; multiplied by the reset gate r_t, it reaches the plus node. Path 3, at the "
+           "bottom, goes through the two gates. For the update gate, da_next times (c-tilde_t minus a_prev) times "
+           "z_t (1 minus z_t) gives delta_z, code name dzt, which goes through the first n_a columns of W_z, "
+           "transposed (Wz[:, :n_a].T). For the reset gate, a branch of dra from path 2 goes down: dra times a_prev times r_t "
+           "(1 minus r_t) gives delta_r, code name drt, which goes through the first n_a columns of W_r, "
+           "transposed (Wr[:, :n_a].T). The two gate terms are added, and their sum joins the plus node. A note at the bottom says "
+           "that the same delta_r, delta_z and delta_c-tilde, through the last n_x columns of the three weights, "
+           "give dx_t."))
 def gru_backward_paths():
     c = Canvas(18.8, 9.8)
     top, mid = 7.6, 4.8

@@ -32,13 +32,16 @@ FIGURES_FILES = ("rnn_step_by_step/figures.py", "gru_step_by_step/figures.py")
 
 def label_characters(lang: str = "zh-CN") -> str:
     """Every character the translated labels of the figures write (sorted), but ASCII, which
-    the DejaVu fonts draw."""
+    the DejaVu fonts draw (a figure's title and description are words of its SVG, not drawn)."""
     from babel.messages.pofile import read_po
     with open(messages.po_path(lang), "rb") as f:
         catalog = read_po(f, locale=messages.LANGUAGES[lang])
+    from ..gru_step_by_step.figures import FIGURES as GRU_FIGURES
+    from .figures import FIGURES
+    described = {text for f in [*FIGURES.values(), *GRU_FIGURES.values()] for text in (f.title, f.desc)}
     found: set[str] = set()
     for m in catalog:
-        if m.id and m.string and any(path.endswith(FIGURES_FILES) for path, _ in m.locations):
+        if m.id and m.string and m.id not in described and any(path.endswith(FIGURES_FILES) for path, _ in m.locations):
             found.update(c for c in str(m.string) if ord(c) > 127 and not c.isspace())
     return "".join(sorted(found))
 

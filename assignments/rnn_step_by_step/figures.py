@@ -213,13 +213,13 @@ figure = registry(FIGURES)
 
 # --- the figures ---------------------------------------------------------------------------------
 
-@figure("The RNN cell: one time step",
-        "The cell of rnn_cell_forward, with its arguments and results named as in the code. From the left, "
-        "the previous hidden state a_prev enters a box that computes Waa times a_prev plus Wax times xt plus ba; "
-        "the input xt enters the same box from below. The box's result goes through tanh and becomes the new "
-        "hidden state a_next, which leaves to the right. From a_next a branch goes up: Wya times a_next plus by, "
-        "then a softmax, gives the prediction yt_pred at the top. A note says that the same weights and biases "
-        "are used at every time step.")
+@figure(N_("The RNN cell: one time step"),
+        N_("The cell of rnn_cell_forward, with its arguments and results named as in the code. From the left, "
+           "the previous hidden state a_prev enters a box that computes Waa times a_prev plus Wax times xt plus ba; "
+           "the input xt enters the same box from below. The box's result goes through tanh and becomes the new "
+           "hidden state a_next, which leaves to the right. From a_next a branch goes up: Wya times a_next plus by, "
+           "then a softmax, gives the prediction yt_pred at the top. A note says that the same weights and biases "
+           "are used at every time step."))
 def rnn_cell():
     c = Canvas(14, 7.4)
     c.box(7.05, 3.4, 9.3, 4.8)
@@ -250,13 +250,13 @@ def rnn_cell():
     return c.svg()
 
 
-@figure("The RNN unrolled over time",
-        "rnn_forward as a row of identical cells, one per time step, from step 0 on the left to step T_x-1 on "
-        "the right, with dots between step 2 and the last step. The initial hidden state a0 enters the first "
-        "cell from the left. Each cell passes its hidden state to the next cell: the state after step t is "
-        "labelled a with superscript t and, in the code, a[:,:,t]. Below each cell is its input, x with "
-        "superscript t, which is x[:,:,t]; above each cell is its prediction, y-hat with superscript t, which is "
-        "y_pred[:,:,t]. Steps are counted from 0 in the labels as in the code.")
+@figure(N_("The RNN unrolled over time"),
+        N_("rnn_forward as a row of identical cells, one per time step, from step 0 on the left to step T_x-1 on "
+           "the right, with dots between step 2 and the last step. The initial hidden state a0 enters the first "
+           "cell from the left. Each cell passes its hidden state to the next cell: the state after step t is "
+           "labelled a with superscript t and, in the code, a[:,:,t]. Below each cell is its input, x with "
+           "superscript t, which is x[:,:,t]; above each cell is its prediction, y-hat with superscript t, which is "
+           "y_pred[:,:,t]. Steps are counted from 0 in the labels as in the code."))
 def rnn_unrolled():
     c = Canvas(16.6, 7.2)
     y = 3.4
@@ -288,15 +288,15 @@ def rnn_unrolled():
     return c.svg()
 
 
-@figure("The LSTM cell: one time step",
-        "The cell of lstm_cell_forward. Along the top, the cell state runs from c_prev on the left to c_next on "
-        "the right through two element-wise steps: first a multiplication by the forget gate f_t, then the "
-        "addition of the input gate i_t times the candidate c-tilde_t. At the bottom left, a_prev and xt are "
-        "stacked into one column z, which runs along a line that feeds four boxes: a sigmoid for the forget gate "
-        "f_t, a sigmoid for the input gate i_t, a tanh for the candidate c-tilde_t and a sigmoid for the output "
-        "gate o_t. On the right, tanh of the new cell state is multiplied by the output gate o_t to give the new "
-        "hidden state a_next, which leaves at the bottom right; a branch of a_next goes through a softmax, "
-        "crosses the cell state and leaves at the top as the prediction yt_pred.")
+@figure(N_("The LSTM cell: one time step"),
+        N_("The cell of lstm_cell_forward. Along the top, the cell state runs from c_prev on the left to c_next on "
+           "the right through two element-wise steps: first a multiplication by the forget gate f_t, then the "
+           "addition of the input gate i_t times the candidate c-tilde_t. At the bottom left, a_prev and xt are "
+           "stacked into one column z, which runs along a line that feeds four boxes: a sigmoid for the forget gate "
+           "f_t, a sigmoid for the input gate i_t, a tanh for the candidate c-tilde_t and a sigmoid for the output "
+           "gate o_t. On the right, tanh of the new cell state is multiplied by the output gate o_t to give the new "
+           "hidden state a_next, which leaves at the bottom right; a branch of a_next goes through a softmax, "
+           "crosses the cell state and leaves at the top as the prediction yt_pred."))
 def lstm_cell():
     c = Canvas(16, 9.0)
     top, bus, low, gate = 6.7, 2.5, 1.75, 3.75
@@ -356,14 +356,14 @@ def lstm_cell():
     return c.svg()
 
 
-@figure("Backpropagation through time in an RNN",
-        "rnn_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
-        "is a gradient. At each step t, the gradient from above, da[:,:,t], comes down into a plus node, where "
-        "it is added to the da_prev that step t+1 sent back; at the last step that carried gradient is zeros, "
-        "since no step comes after it. The sum enters the cell (rnn_cell_backward), which sends dx[:,:,t] "
-        "down and its own da_prev to the left, to step t-1. What leaves the first step, step 0, is da0. A line "
-        "at the bottom says that each step's dWax, dWaa and dba are added to running totals, because the "
-        "weights are shared by all steps.")
+@figure(N_("Backpropagation through time in an RNN"),
+        N_("rnn_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+           "is a gradient. At each step t, the gradient from above, da[:,:,t], comes down into a plus node, where "
+           "it is added to the da_prev that step t+1 sent back; at the last step that carried gradient is zeros, "
+           "since no step comes after it. The sum enters the cell (rnn_cell_backward), which sends dx[:,:,t] "
+           "down and its own da_prev to the left, to step t-1. What leaves the first step, step 0, is da0. A line "
+           "at the bottom says that each step's dWax, dWaa and dba are added to running totals, because the "
+           "weights are shared by all steps."))
 def rnn_backward():
     c = Canvas(16, 7.6)
     y = 3.5
@@ -397,20 +397,20 @@ def rnn_backward():
     return c.svg()
 
 
-@figure("Inside lstm_cell_backward: the two paths to the cell state",
-        "lstm_cell_backward, one step of the LSTM's backward pass; every arrow is a gradient and flows from "
-        "right to left. Two gradients arrive from the right: dc_next on the cell state, from step t+1 "
-        "(path 1), and da_next on the hidden state, which is da[:,:,t] plus the da_prev of step t+1. Path 2 "
-        "takes da_next up through a box that multiplies it by o_t times (1 minus tanh squared of the new cell "
-        "state c with superscript t) to a plus node on the cell state, where it is added to dc_next: the sum "
-        "is dc, the gradient on the "
-        "new cell state from both paths. dc goes on to the left through a multiplication by the forget gate "
-        "f_t and leaves as dc_prev, which is dc times ft. A branch of dc goes down into a box that gives the "
-        "gradients with respect to the pre-activations delta_f, delta_i and delta_c-tilde from dc, and delta_o "
-        "from da_next (a dashed arrow brings da_next to it). The same box forms the stacked gradient "
-        "[da_prev; dx_t] as W_f transposed delta_f plus W_i transposed delta_i plus W_c transposed "
-        "delta_c-tilde plus W_o transposed delta_o. Its top n_a rows leave to the left as da_prev and its "
-        "other n_x rows leave downwards as dx_t.")
+@figure(N_("Inside lstm_cell_backward: the two paths to the cell state"),
+        N_("lstm_cell_backward, one step of the LSTM's backward pass; every arrow is a gradient and flows from "
+           "right to left. Two gradients arrive from the right: dc_next on the cell state, from step t+1 "
+           "(path 1), and da_next on the hidden state, which is da[:,:,t] plus the da_prev of step t+1. Path 2 "
+           "takes da_next up through a box that multiplies it by o_t times (1 minus tanh squared of the new cell "
+           "state c with superscript t) to a plus node on the cell state, where it is added to dc_next: the sum "
+           "is dc, the gradient on the "
+           "new cell state from both paths. dc goes on to the left through a multiplication by the forget gate "
+           "f_t and leaves as dc_prev, which is dc times ft. A branch of dc goes down into a box that gives the "
+           "gradients with respect to the pre-activations delta_f, delta_i and delta_c-tilde from dc, and delta_o "
+           "from da_next (a dashed arrow brings da_next to it). The same box forms the stacked gradient "
+           "[da_prev; dx_t] as W_f transposed delta_f plus W_i transposed delta_i plus W_c transposed "
+           "delta_c-tilde plus W_o transposed delta_o. Its top n_a rows leave to the left as da_prev and its "
+           "other n_x rows leave downwards as dx_t."))
 def lstm_backward():
     c = Canvas(18.8, 8.0)
     top, low, mid = 6.6, 1.9, 4.25
@@ -458,17 +458,17 @@ def lstm_backward():
     return c.svg()
 
 
-@figure("Backpropagation through time in an LSTM: two carried gradients",
-        "lstm_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
-        "is a gradient. Two lanes run through the cells. The upper lane carries the cell-state gradient "
-        "dc_prev from each step to the step before it; it starts as zeros at the last step, and nothing is "
-        "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
-        "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
-        "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
-        "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
-        "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
-        "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
-        "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them.")
+@figure(N_("Backpropagation through time in an LSTM: two carried gradients"),
+        N_("lstm_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+           "is a gradient. Two lanes run through the cells. The upper lane carries the cell-state gradient "
+           "dc_prev from each step to the step before it; it starts as zeros at the last step, and nothing is "
+           "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
+           "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
+           "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
+           "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
+           "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
+           "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
+           "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them."))
 def lstm_backward_loop():
     c = Canvas(18.8, 10.0)
     yc, ya, above = 6.3, 4.8, 8.25
@@ -540,9 +540,10 @@ def draw(name, figures=FIGURES, lang="en"):
     if catalog is not None:
         _cjk_font()
     _words["catalog"] = catalog
+    said = catalog.gettext if catalog is not None else str
     try:
         with matplotlib.rc_context(STYLE):
-            return _described(found.draw(), found.title, found.desc)
+            return _described(found.draw(), said(found.title), said(found.desc))
     finally:
         _words["catalog"] = None
 
