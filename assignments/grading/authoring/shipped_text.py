@@ -1,4 +1,4 @@
-"""The Python files shipped beside a notebook (its utilities, rnn_train.py...), in another
+"""The Python files shipped beside a notebook (its utilities, a training script...), in another
 language: a copy made at release time whose learner-facing messages are translated.
 
 Why a copy and not gettext in the files: the English files stay exactly as written (release/
