@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres browser demo test release grade hub clean catalogs
+.PHONY: setup sandbox postgres browser demo test release grade hub clean catalogs figure-font
 
 setup: $(VENV)/.installed sandbox
 
@@ -56,6 +56,15 @@ release: setup
 # what is new or fuzzy there (tests/test_translation.py says what). The release compiles them.
 catalogs: setup
 	$(PY) -m assignments catalogs
+
+# The zh-CN figures' CJK font (assignments/rnn_step_by_step/fonts/README.md): rebuild the committed
+# subset from Debian's fonts-noto-cjk after a figure's label or its translation changed. Building
+# the release does not need this: it uses the committed subset.
+figure-font: setup
+	@[ -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; \
+	  else echo "fonts-noto-cjk is missing: sudo apt-get install fonts-noto-cjk (the figures' CJK subset is built from it)"; exit 1; fi; }
+	$(PY) -m assignments.rnn_step_by_step.figure_font
 
 grade: setup
 	$(PY) -m assignments grade

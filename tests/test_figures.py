@@ -17,6 +17,7 @@ from assignments.gru_step_by_step import figures as gru_figures
 from assignments.rnn_step_by_step import figures as rnn_figures
 
 SVG = "{http://www.w3.org/2000/svg}"
+CJK = re.compile(r"[\u4e00-\u9fff]")
 EMBEDDED = re.compile(r"\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
 # the notebook, its figures module, and how many figures it must have at least (issue 31)
 NOTEBOOKS = {"rnn_step_by_step": (rnn_figures, 6), "gru_step_by_step": (gru_figures, 2)}
@@ -43,12 +44,12 @@ def test_each_release_shows_each_of_its_figures_once(aid):
     assert embedded == [draw(aid, name) for name in named], "the release holds the figures as drawn now, in order"
 
 
-def description_problems(aid, name):
+def description_problems(aid, name, lang="en"):
     """What is wrong with how figure ``name`` describes itself. Text drawn as outlines says
     nothing to a screen reader: the SVG must name itself an image labelled by its <title>
     and <desc>, and the description must say every word the figure writes in code type (the
     code's names, which the reader will meet in the text)."""
-    svg = draw(aid, name)
+    svg = NOTEBOOKS[aid][0].draw(name, lang=lang)
     root = ET.fromstring(svg.encode("utf-8"))
     title, desc = root[0], root[1]
     problems = []
@@ -56,13 +57,17 @@ def description_problems(aid, name):
         problems.append("the SVG does not start with its <title> and <desc>, as an image")
     elif root.get("aria-labelledby", "").split() != [title.get("id"), desc.get("id")]:
         problems.append("the SVG is not labelled by its <title> and <desc>")
-    elif len(title.text.split()) < 3 or len(desc.text.split()) < 60 or "  " in desc.text:
+    elif (lang == "en" and (len(title.text.split()) < 3 or len(desc.text.split()) < 60)) or "  " in desc.text \
+            or (lang != "en" and (len(title.text) < 5 or len(desc.text) < 120 or not CJK.search(title.text + desc.text))):
         problems.append("the title or the description is too short, or not one paragraph")
     labels = []
     code = rnn_figures.Canvas.code   # every figure writes code type through this method
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rnn_figures.Canvas, "code", lambda self, x, y, s, **kw: labels.append(s) or code(self, x, y, s, **kw))
         NOTEBOOKS[aid][0].FIGURES[name].draw()
+    if lang != "en":   # the code type's words as the figure writes them in that language
+        from assignments.grading.contract import messages
+        labels = [messages.catalog(lang).gettext(label) for label in labels]
     words = {w for label in labels for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", label) if len(w) > 1}
     missing = sorted(w for w in words if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])",
                                                        desc.text))
@@ -74,6 +79,11 @@ def description_problems(aid, name):
 @pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
 def test_figure_is_titled_and_described_in_words(aid, name):
     assert description_problems(aid, name) == []
+
+
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_zh_figure_is_titled_and_described_in_chinese(aid, name):
+    assert description_problems(aid, name, "zh-CN") == []
 
 
 def test_a_description_that_omits_a_name_is_caught(monkeypatch):
@@ -114,3 +124,81 @@ def test_gru_release_is_byte_identical_on_another_cpu(tmp_path, name, env):
     assert run.returncode == 0, run.stderr[-2000:]
     assert differing(str(source / aid), os.path.join(REPO, "source", aid)) == []
     assert differing(str(release / aid), os.path.join(REPO, "release", aid)) == []
+
+
+# --- the zh-CN figures: labels from the catalog, Chinese drawn from the committed CJK subset -----
+
+def drawable(chars):
+    """The characters of ``chars`` that neither matplotlib's DejaVu Sans nor the CJK subset has."""
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+    have = set(TTFont(rnn_figures.CJK_FONT).getBestCmap())
+    for family in ("DejaVu Sans", "DejaVu Sans Mono"):
+        have |= set(TTFont(font_manager.findfont(family, fallback_to_default=False)).getBestCmap())
+    return sorted(c for c in chars if not c.isspace() and ord(c) not in have)
+
+
+def test_every_character_of_every_translated_label_is_in_the_fonts():
+    from assignments.rnn_step_by_step import figure_font
+    chars = figure_font.label_characters()
+    assert len(chars) > 20 and any("\u4e00" <= c <= "\u9fff" for c in chars)
+    assert drawable(chars) == []
+
+
+def test_a_character_missing_from_the_subset_is_caught():
+    assert drawable("单元龘") == ["龘"]
+
+
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_zh_figure_is_drawn_with_its_labels_translated_and_no_glyph_missing(aid, name):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # matplotlib warns of a glyph missing from the fonts
+        zh = NOTEBOOKS[aid][0].draw(name, lang="zh-CN")
+    assert zh != draw(aid, name), "every figure has a label to translate"
+    assert zh == NOTEBOOKS[aid][0].draw(name, lang="zh-CN")
+
+
+@pytest.mark.parametrize("aid", sorted(NOTEBOOKS))
+def test_the_zh_release_holds_the_zh_figures(aid):
+    module = NOTEBOOKS[aid][0]
+    named = module.FIGURE_URL.findall(markdown("source", aid))
+    embedded = [base64.b64decode(b).decode("utf-8") for b in EMBEDDED.findall(markdown("release-zh-CN", aid))]
+    assert embedded == [module.draw(name, lang="zh-CN") for name in named]
+
+
+def test_the_committed_subset_is_what_the_pinned_font_gives():
+    from assignments.rnn_step_by_step import figure_font
+    if not os.path.isfile(figure_font.SOURCE):
+        pytest.skip(f"{figure_font.SOURCE_PACKAGE} is not installed (make figure-font installs it)")
+    with open(rnn_figures.CJK_FONT, "rb") as f:
+        assert f.read() == figure_font.subset(), "rebuild it: make figure-font"
+
+
+def test_a_font_that_is_not_the_pinned_one_is_refused(tmp_path):
+    from assignments.rnn_step_by_step import figure_font
+    other = tmp_path / "other.ttc"
+    other.write_bytes(b"not the pinned font")
+    with pytest.raises(ValueError, match="not the pinned"):
+        figure_font.subset(str(other))
+
+
+DRAW_ZH = ("import hashlib; from assignments.rnn_step_by_step import figures as r; "
+           "from assignments.gru_step_by_step import figures as g; "
+           "print(hashlib.sha256(''.join([r.draw(n, lang='zh-CN') for n in sorted(r.FIGURES)] "
+           "+ [g.draw(n, lang='zh-CN') for n in sorted(g.FIGURES)]).encode()).hexdigest())")
+
+
+@pytest.mark.parametrize("name,env", sorted(variants().items()) + [("fresh-font-list", {})],
+                         ids=sorted(variants()) + ["fresh-font-list"])
+def test_zh_figures_are_the_same_bytes_on_another_cpu_and_font_list(tmp_path, name, env):
+    """The zh-CN figures as another CPU draws them, with a font list matplotlib makes anew
+    (in which this machine's own CJK fonts, if any, are listed too)."""
+    import hashlib
+    here = hashlib.sha256("".join([rnn_figures.draw(n, lang="zh-CN") for n in sorted(rnn_figures.FIGURES)]
+                                  + [gru_figures.draw(n, lang="zh-CN") for n in sorted(gru_figures.FIGURES)])
+                          .encode()).hexdigest()
+    run = subprocess.run([sys.executable, "-c", DRAW_ZH], cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=REPO, MPLCONFIGDIR=str(tmp_path), **env))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == here

@@ -6,7 +6,7 @@ contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, referen
 cases.py and mistakes.py; and its own figures.py, which only this class uses.
 """
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
-from ..grading.contract.messages import N_
+from ..grading.contract.messages import N_, notebook_language
 
 CASE_HINTS = {
     **COMMON_CASE_HINTS,
@@ -30,7 +30,7 @@ class GRUStepByStep(Assignment):
         from . import figures
         for cell in nb.cells:
             if cell.cell_type == "markdown":
-                cell.source = figures.embed(cell.source)
+                cell.source = figures.embed(cell.source, lang=notebook_language(nb.metadata))
 
 
 ASSIGNMENT = GRUStepByStep()

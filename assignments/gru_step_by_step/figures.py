@@ -9,6 +9,7 @@ import functools
 
 from matplotlib import patches
 
+from ..grading.contract.messages import N_
 from ..rnn_step_by_step import figures as course
 from ..rnn_step_by_step.figures import CELL_FILL, GRAD, INK, MUTED, PANEL, Canvas
 
@@ -25,17 +26,17 @@ def _bridge(c, x, y, vertical, fill=CELL_FILL):
     c.ax.add_patch(patches.Rectangle((x - w / 2, y - h / 2), w, h, fc=fill, ec="none", zorder=3.5))
 
 
-@figure("The GRU cell: one time step",
-        "The cell of gru_cell_forward. Along the top, the previous hidden state a_prev runs from the left to the "
-        "new hidden state a_next on the right, through two element-wise steps: a multiplication by 1 minus the "
-        "update gate z_t (the share of the old state that is kept), then the addition of the update gate z_t "
-        "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column z, which "
-        "runs along a line that feeds two sigmoid boxes: the reset gate r_t on the left and the update gate z_t "
-        "on the right. The reset gate multiplies a_prev element by element; that product is stacked on top of "
-        "xt (a branch of xt comes up from below, passing under the line of z) and goes into the tanh of the "
-        "candidate c-tilde_t. The candidate's line passes over the update gate's line to reach the "
-        "multiplication by z_t. From a_next, a branch goes up through a softmax and leaves at the top as the "
-        "prediction yt_pred.")
+@figure(N_("The GRU cell: one time step"),
+        N_("The cell of gru_cell_forward. Along the top, the previous hidden state a_prev runs from the left to the "
+           "new hidden state a_next on the right, through two element-wise steps: a multiplication by 1 minus the "
+           "update gate z_t (the share of the old state that is kept), then the addition of the update gate z_t "
+           "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column z, which "
+           "runs along a line that feeds two sigmoid boxes: the reset gate r_t on the left and the update gate z_t "
+           "on the right. The reset gate multiplies a_prev element by element; that product is stacked on top of "
+           "xt (a branch of xt comes up from below, passing under the line of z) and goes into the tanh of the "
+           "candidate c-tilde_t. The candidate's line passes over the update gate's line to reach the "
+           "multiplication by z_t. From a_next, a branch goes up through a softmax and leaves at the top as the "
+           "prediction yt_pred."))
 def gru_cell():
     c = Canvas(17.4, 9.6)
     _cell_state_and_gates(c)
@@ -73,7 +74,7 @@ def _cell_state_and_gates(c):
     c.text(zy + 0.3, 0.45, r"$x^{\langle t\rangle}$", size=13, ha="left")
     c.code(zy + 1.05, 0.42, "xt", ha="left")
     c.arrow([(zx + 0.4, bus), (update, bus)], head=False)
-    for key, x, name, word in (("r", reset, r"$r_t$", "reset"), ("z", update, r"$z_t$", "update")):
+    for key, x, name, word in (("r", reset, r"$r_t$", N_("reset")), ("z", update, r"$z_t$", N_("update"))):
         col = GATES[key]
         c.arrow([(x, bus), (x, gate - 0.4)], color=col)
         c.box(x, gate, 0.95, 0.8, r"$\sigma$", fc=PANEL, ec=col, size=11, color=col)
@@ -99,7 +100,7 @@ def _cell_candidate_and_output(c):
     c.box(stack, mid, 0.6, 1.0, fc=PANEL, radius=0.1)
     c.arrow([(stack + 0.3, mid), (cand - 0.48, mid)])
     c.box(cand, mid, 0.95, 0.8, "tanh", fc=PANEL, ec=GATES["c"], size=11, color=GATES["c"])
-    c.text(cand, mid + 0.7, "candidate", size=9.5, color=GATES["c"])
+    c.text(cand, mid + 0.7, N_("candidate"), size=9.5, color=GATES["c"])
     c.text(cand + 0.75, mid - 0.32, r"$\tilde{c}_t$", size=12, color=GATES["c"], ha="left")
     # the update gate: 1 - z_t keeps the old state, z_t lets the candidate in
     c.arrow([(update, gate + 0.4), (update, 4.5)], color=GATES["z"], head=False)
@@ -121,27 +122,27 @@ def _cell_candidate_and_output(c):
     c.code(15.6, 8.95, "yt_pred", ha="left")
 
 
-@figure("Inside gru_cell_backward: the three paths into da_prev",
-        "How the gradient da_next, which arrives from the right, reaches da_prev, which leaves on the left; "
-        "every arrow is a gradient. da_next splits three ways, and the three paths meet again in a plus node "
-        "on the left, whose sum is da_prev. Path 1, along the top, goes straight back through the blend: "
-        "da_next times (1 minus z_t). Path 2, in the middle, goes through the candidate: da_next times z_t times "
-        "(1 minus c-tilde_t squared) gives delta_c-tilde, the gradient of the candidate's pre-activation, code "
-        "name dcct; multiplied by the first n_a columns of W_c, transposed (Wc[:, :n_a].T in the code), it gives "
-        "the gradient of r_t times a_prev, code name dra; multiplied by the reset gate r_t, it reaches the plus node. Path 3, at the "
-        "bottom, goes through the two gates. For the update gate, da_next times (c-tilde_t minus a_prev) times "
-        "z_t (1 minus z_t) gives delta_z, code name dzt, which goes through the first n_a columns of W_z, "
-        "transposed (Wz[:, :n_a].T). For the reset gate, a branch of dra from path 2 goes down: dra times a_prev times r_t "
-        "(1 minus r_t) gives delta_r, code name drt, which goes through the first n_a columns of W_r, "
-        "transposed (Wr[:, :n_a].T). The two gate terms are added, and their sum joins the plus node. A note at the bottom says "
-        "that the same delta_r, delta_z and delta_c-tilde, through the last n_x columns of the three weights, "
-        "give dx_t.")
+@figure(N_("Inside gru_cell_backward: the three paths into da_prev"),
+        N_("How the gradient da_next, which arrives from the right, reaches da_prev, which leaves on the left; "
+           "every arrow is a gradient. da_next splits three ways, and the three paths meet again in a plus node "
+           "on the left, whose sum is da_prev. Path 1, along the top, goes straight back through the blend: "
+           "da_next times (1 minus z_t). Path 2, in the middle, goes through the candidate: da_next times z_t times "
+           "(1 minus c-tilde_t squared) gives delta_c-tilde, the gradient of the candidate's pre-activation, code "
+           "name dcct; multiplied by the first n_a columns of W_c, transposed (Wc[:, :n_a].T in the code), it gives "
+           "the gradient of r_t times a_prev, code name dra; multiplied by the reset gate r_t, it reaches the plus node. Path 3, at the "
+           "bottom, goes through the two gates. For the update gate, da_next times (c-tilde_t minus a_prev) times "
+           "z_t (1 minus z_t) gives delta_z, code name dzt, which goes through the first n_a columns of W_z, "
+           "transposed (Wz[:, :n_a].T). For the reset gate, a branch of dra from path 2 goes down: dra times a_prev times r_t "
+           "(1 minus r_t) gives delta_r, code name drt, which goes through the first n_a columns of W_r, "
+           "transposed (Wr[:, :n_a].T). The two gate terms are added, and their sum joins the plus node. A note at the bottom says "
+           "that the same delta_r, delta_z and delta_c-tilde, through the last n_x columns of the three weights, "
+           "give dx_t."))
 def gru_backward_paths():
     c = Canvas(18.8, 9.8)
     top, mid = 7.6, 4.8
     split, join = PATH_SPLIT, PATH_JOIN
     step, value = functools.partial(_step, c), functools.partial(_value, c)
-    c.text(9.4, 9.2, "gru_cell_backward: the three paths from da_next to da_prev", size=10, color=INK)
+    c.text(9.4, 9.2, N_("gru_cell_backward: the three paths from da_next to da_prev"), size=10, color=INK)
     c.arrow([(18.4, mid), (split, mid)], color=GRAD, head=False)
     c.text(18.3, mid + 0.45, r"$da_{next}$", size=13, color=GRAD, ha="right")
     c.ax.add_patch(patches.Circle((split, mid), 0.07, color=GRAD, zorder=5))
@@ -152,7 +153,7 @@ def gru_backward_paths():
     c.arrow([(split, mid), (split, top), (11.25, top)], color=GRAD)
     step(10.1, top, 2.3, r"$\odot\,(1 - z_t)$", "z")
     c.arrow([(8.95, top), (join, top), (join, mid + 0.22)], color=GRAD)
-    c.text(10.1, top + 0.68, "path 1: directly", size=10, color=GRAD)
+    c.text(10.1, top + 0.68, N_("path 1: directly"), size=10, color=GRAD)
     # path 2: through the candidate, which read r_t * a_prev
     c.arrow([(split, mid), (16.05, mid)], color=GRAD)
     step(14.6, mid, 2.9, r"$\odot\,z_t \odot (1 - \tilde{c}_t^2)$", "c")
@@ -164,7 +165,7 @@ def gru_backward_paths():
     c.code(7.2, mid - 0.33, "dra", size=8.5, color=GRAD, ha="left")
     step(4.3, mid, 1.4, r"$\odot\,r_t$", "r")
     c.arrow([(3.6, mid), (join + 0.22, mid)], color=GRAD)
-    c.text(13.9, mid - 0.75, "path 2: through the candidate", size=10, color=GRAD)
+    c.text(13.9, mid - 0.75, N_("path 2: through the candidate"), size=10, color=GRAD)
     _through_the_gates(c, mid, low=1.65, reset_x=6.6)
     return c.svg()
 
@@ -211,16 +212,16 @@ def _through_the_gates(c, mid, low, reset_x):
     c.arrow([(reset_x, 2.2), (reset_x, low + 0.22)], color=GRAD)
     c.node(reset_x, low, "+", color=GRAD)
     c.arrow([(reset_x - 0.22, low), (join, low), (join, mid - 0.22)], color=GRAD)
-    c.text(14.2, low - 0.68, "path 3: through the two gates", size=10, color=GRAD)
-    c.text(9.4, 0.45, r"the same $\delta_r,\ \delta_z,\ \delta_{\tilde{c}}$ through the last n_x columns of "
-           r"$W_r,\ W_z,\ W_c$ give $dx_t$", size=9.5, color=MUTED)
+    c.text(14.2, low - 0.68, N_("path 3: through the two gates"), size=10, color=GRAD)
+    c.text(9.4, 0.45, N_(r"the same $\delta_r,\ \delta_z,\ \delta_{\tilde{c}}$ through the last n_x columns of "
+                         r"$W_r,\ W_z,\ W_c$ give $dx_t$"), size=9.5, color=MUTED)
 
 
-def draw(name):
-    """The SVG text of figure ``name``, with its title and description."""
-    return course.draw(name, FIGURES)
+def draw(name, lang="en"):
+    """The SVG text of figure ``name`` in ``lang``, with its title and description."""
+    return course.draw(name, FIGURES, lang)
 
 
-def embed(source):
-    """Markdown whose ``figure:<name>`` images are replaced by the drawn figures."""
-    return course.embed(source, FIGURES)
+def embed(source, lang="en"):
+    """Markdown whose ``figure:<name>`` images are replaced by the drawn figures (in ``lang``)."""
+    return course.embed(source, FIGURES, lang)

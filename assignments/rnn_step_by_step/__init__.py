@@ -6,7 +6,7 @@ contract (grading/contract/assignment.py's PACKAGE_FILES): exercises.py, referen
 cases.py and mistakes.py; and its own figures.py and gradcheck.py, which only this class uses.
 """
 from ..grading.contract.assignment import COMMON_CASE_HINTS, Assignment
-from ..grading.contract.messages import N_
+from ..grading.contract.messages import N_, notebook_language
 
 # What it tells a learner when a fact about the cases separates the passing ones from the
 # failing ones: (when only such cases pass, when only such cases fail).
@@ -32,7 +32,7 @@ class RNNStepByStep(Assignment):
         from . import figures
         for cell in nb.cells:
             if cell.cell_type == "markdown":
-                cell.source = figures.embed(cell.source)
+                cell.source = figures.embed(cell.source, lang=notebook_language(nb.metadata))
 
     def gradient_check_lines(self, name, args, got, wrong):
         from . import gradcheck

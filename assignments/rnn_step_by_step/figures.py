@@ -29,6 +29,9 @@ matplotlib.use("Agg")
 from matplotlib import font_manager, patches  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
+from ..grading.contract import messages  # noqa: E402
+from ..grading.contract.messages import N_  # noqa: E402
+
 FIGURE_URL = re.compile(r"\]\(figure:([a-z_]+)\)")
 
 STYLE = {
@@ -41,6 +44,14 @@ GRAD = "#c62828"        # gradients: one red for everything that flows backwards
 GATES = {"f": "#1565c0", "i": "#2e7d32", "c": "#6a1b9a", "o": "#e65100"}
 CELL_FILL = "#eef3fb"
 TEXT_SCALE = 1.2        # the sizes below were chosen for reading at 100% zoom, then enlarged
+
+CJK_FONT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fonts", "FiguresCJK-Regular.otf")
+CJK_FAMILY = "RNN Course Figures CJK"
+"""The Chinese labels' font: a subset of Noto Sans CJK SC (SIL OFL 1.1, fonts/OFL.txt) holding
+only the characters the translated labels use, committed and renamed so that no installed
+font can stand in for it (fonts/README.md and authoring/figure_font.py rebuild it)."""
+CJK = re.compile("[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+_words = {"catalog": None}   # the catalog the figure being drawn speaks (draw: None for English)
 
 
 def _own_fonts_only():
@@ -85,7 +96,30 @@ class Canvas:
                                                  fc=PANEL, ec=EDGE, lw=1.2, zorder=0))
 
     def text(self, x, y, s, size=11, color=INK, ha="center", va="center", **kw):
+        """A label, said in the language being drawn (English, the code's words, when the
+        catalog lacks it); Chinese characters come from the CJK subset."""
+        found = _words["catalog"]
+        s = found.gettext(s) if found is not None else s
+        if CJK.search(s):
+            kw["family"] = [kw.get("family", "DejaVu Sans"), CJK_FAMILY]
+            if "$" in s:
+                return self._mixed(x, y, s, size, color, ha, va, kw)
         self.ax.text(x, y, s, fontsize=size * TEXT_SCALE, color=color, ha=ha, va=va, zorder=6, **kw)
+
+    def _mixed(self, x, y, s, size, color, ha, va, kw):
+        """A Chinese label with math: mathtext draws only its own fonts, so the words and the
+        formulas are drawn as pieces side by side, on one baseline."""
+        pieces = [p for p in re.split(r"(\$[^$]*\$)", s) if p]
+        texts = [self.ax.text(0, 0, p, fontsize=size * TEXT_SCALE, color=color, ha="left", va="baseline", zorder=6,
+                              **({} if p.startswith("$") else kw)) for p in pieces]
+        renderer = self.fig.canvas.get_renderer()
+        unit = self.fig.dpi / 2   # pixels per data unit (1 unit = 0.5 inch)
+        widths = [t.get_window_extent(renderer).width / unit for t in texts]
+        left = x - {"left": 0, "center": 0.5, "right": 1}[ha] * sum(widths)
+        baseline = y - {"center": 0.36, "baseline": 0, "bottom": -0.22, "top": 0.86}[va] * size * TEXT_SCALE / 36
+        for t, w in zip(texts, widths):
+            t.set_position((left, baseline))
+            left += w
 
     def code(self, x, y, s, size=9.5, color=MUTED, **kw):
         self.text(x, y, s, size=size, color=color, family="DejaVu Sans Mono", **kw)
@@ -179,13 +213,13 @@ figure = registry(FIGURES)
 
 # --- the figures ---------------------------------------------------------------------------------
 
-@figure("The RNN cell: one time step",
-        "The cell of rnn_cell_forward, with its arguments and results named as in the code. From the left, "
-        "the previous hidden state a_prev enters a box that computes Waa times a_prev plus Wax times xt plus ba; "
-        "the input xt enters the same box from below. The box's result goes through tanh and becomes the new "
-        "hidden state a_next, which leaves to the right. From a_next a branch goes up: Wya times a_next plus by, "
-        "then a softmax, gives the prediction yt_pred at the top. A note says that the same weights and biases "
-        "are used at every time step.")
+@figure(N_("The RNN cell: one time step"),
+        N_("The cell of rnn_cell_forward, with its arguments and results named as in the code. From the left, "
+           "the previous hidden state a_prev enters a box that computes Waa times a_prev plus Wax times xt plus ba; "
+           "the input xt enters the same box from below. The box's result goes through tanh and becomes the new "
+           "hidden state a_next, which leaves to the right. From a_next a branch goes up: Wya times a_next plus by, "
+           "then a softmax, gives the prediction yt_pred at the top. A note says that the same weights and biases "
+           "are used at every time step."))
 def rnn_cell():
     c = Canvas(14, 7.4)
     c.box(7.05, 3.4, 9.3, 4.8)
@@ -212,23 +246,23 @@ def rnn_cell():
     c.arrow([(9.9, 5.05), (9.9, 7.0)])
     c.text(10.2, 6.55, r"$\hat{y}^{\langle t\rangle}$", ha="left", size=13)
     c.code(11.05, 6.5, "yt_pred", ha="left")
-    c.text(5.0, 4.1, "the same weights and biases\nat every time step", size=10, color=MUTED)
+    c.text(5.0, 4.1, N_("the same weights and biases\nat every time step"), size=10, color=MUTED)
     return c.svg()
 
 
-@figure("The RNN unrolled over time",
-        "rnn_forward as a row of identical cells, one per time step, from step 0 on the left to step T_x-1 on "
-        "the right, with dots between step 2 and the last step. The initial hidden state a0 enters the first "
-        "cell from the left. Each cell passes its hidden state to the next cell: the state after step t is "
-        "labelled a with superscript t and, in the code, a[:,:,t]. Below each cell is its input, x with "
-        "superscript t, which is x[:,:,t]; above each cell is its prediction, y-hat with superscript t, which is "
-        "y_pred[:,:,t]. Steps are counted from 0 in the labels as in the code.")
+@figure(N_("The RNN unrolled over time"),
+        N_("rnn_forward as a row of identical cells, one per time step, from step 0 on the left to step T_x-1 on "
+           "the right, with dots between step 2 and the last step. The initial hidden state a0 enters the first "
+           "cell from the left. Each cell passes its hidden state to the next cell: the state after step t is "
+           "labelled a with superscript t and, in the code, a[:,:,t]. Below each cell is its input, x with "
+           "superscript t, which is x[:,:,t]; above each cell is its prediction, y-hat with superscript t, which is "
+           "y_pred[:,:,t]. Steps are counted from 0 in the labels as in the code."))
 def rnn_unrolled():
     c = Canvas(16.6, 7.2)
     y = 3.4
     steps = [(3.0, "0"), (6.4, "1"), (9.8, "2"), (14.0, "T_x-1")]
     c.code(0.45, y + 0.42, "a0", size=11, color=INK, ha="left")
-    c.text(0.45, y - 0.42, "initial", size=9, color=MUTED, ha="left")
+    c.text(0.45, y - 0.42, N_("initial"), size=9, color=MUTED, ha="left")
     prev = 0.4
     for k, (x, i) in enumerate(steps):
         n = i.replace("T_x-1", "T_x - 1")
@@ -237,7 +271,7 @@ def rnn_unrolled():
             c.text(12.1, y, "· · ·", size=15, color=MUTED)
             prev = 12.6
         c.arrow([(prev, y), (x - 0.8, y)])
-        c.box(x, y, 1.6, 1.15, "cell", size=11)
+        c.box(x, y, 1.6, 1.15, N_("cell"), size=11)
         c.arrow([(x, 1.35), (x, y - 0.58)])
         c.text(x, 1.0, rf"$x^{{\langle {n}\rangle}}$", size=12.5)
         c.code(x, 0.45, f"x[:,:,{i}]", size=8.5)
@@ -254,15 +288,15 @@ def rnn_unrolled():
     return c.svg()
 
 
-@figure("The LSTM cell: one time step",
-        "The cell of lstm_cell_forward. Along the top, the cell state runs from c_prev on the left to c_next on "
-        "the right through two element-wise steps: first a multiplication by the forget gate f_t, then the "
-        "addition of the input gate i_t times the candidate c-tilde_t. At the bottom left, a_prev and xt are "
-        "stacked into one column z, which runs along a line that feeds four boxes: a sigmoid for the forget gate "
-        "f_t, a sigmoid for the input gate i_t, a tanh for the candidate c-tilde_t and a sigmoid for the output "
-        "gate o_t. On the right, tanh of the new cell state is multiplied by the output gate o_t to give the new "
-        "hidden state a_next, which leaves at the bottom right; a branch of a_next goes through a softmax, "
-        "crosses the cell state and leaves at the top as the prediction yt_pred.")
+@figure(N_("The LSTM cell: one time step"),
+        N_("The cell of lstm_cell_forward. Along the top, the cell state runs from c_prev on the left to c_next on "
+           "the right through two element-wise steps: first a multiplication by the forget gate f_t, then the "
+           "addition of the input gate i_t times the candidate c-tilde_t. At the bottom left, a_prev and xt are "
+           "stacked into one column z, which runs along a line that feeds four boxes: a sigmoid for the forget gate "
+           "f_t, a sigmoid for the input gate i_t, a tanh for the candidate c-tilde_t and a sigmoid for the output "
+           "gate o_t. On the right, tanh of the new cell state is multiplied by the output gate o_t to give the new "
+           "hidden state a_next, which leaves at the bottom right; a branch of a_next goes through a softmax, "
+           "crosses the cell state and leaves at the top as the prediction yt_pred."))
 def lstm_cell():
     c = Canvas(16, 9.0)
     top, bus, low, gate = 6.7, 2.5, 1.75, 3.75
@@ -287,8 +321,8 @@ def lstm_cell():
     c.arrow([(2.8, 0.2), (2.8, bus - 0.27)], head=False)
     c.box(2.62, bus, 0.8, 0.55, "z", fc=PANEL, size=11, radius=0.12)
     c.arrow([(3.02, bus), (9.7, bus)], head=False)
-    gates = [("f", 4.3, r"$\sigma$", r"$f_t$", "forget"), ("i", 6.1, r"$\sigma$", r"$i_t$", "input"),
-             ("c", 7.9, "tanh", r"$\tilde{c}_t$", "candidate"), ("o", 9.7, r"$\sigma$", r"$o_t$", "output")]
+    gates = [("f", 4.3, r"$\sigma$", r"$f_t$", N_("forget")), ("i", 6.1, r"$\sigma$", r"$i_t$", N_("input")),
+             ("c", 7.9, "tanh", r"$\tilde{c}_t$", N_("candidate")), ("o", 9.7, r"$\sigma$", r"$o_t$", N_("output"))]
     for key, x, fn, name, word in gates:
         col = GATES[key]
         c.arrow([(x, bus), (x, gate - 0.4)], color=col)
@@ -322,21 +356,21 @@ def lstm_cell():
     return c.svg()
 
 
-@figure("Backpropagation through time in an RNN",
-        "rnn_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
-        "is a gradient. At each step t, the gradient from above, da[:,:,t], comes down into a plus node, where "
-        "it is added to the da_prev that step t+1 sent back; at the last step that carried gradient is zeros, "
-        "since no step comes after it. The sum enters the cell (rnn_cell_backward), which sends dx[:,:,t] "
-        "down and its own da_prev to the left, to step t-1. What leaves the first step, step 0, is da0. A line "
-        "at the bottom says that each step's dWax, dWaa and dba are added to running totals, because the "
-        "weights are shared by all steps.")
+@figure(N_("Backpropagation through time in an RNN"),
+        N_("rnn_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+           "is a gradient. At each step t, the gradient from above, da[:,:,t], comes down into a plus node, where "
+           "it is added to the da_prev that step t+1 sent back; at the last step that carried gradient is zeros, "
+           "since no step comes after it. The sum enters the cell (rnn_cell_backward), which sends dx[:,:,t] "
+           "down and its own da_prev to the left, to step t-1. What leaves the first step, step 0, is da0. A line "
+           "at the bottom says that each step's dWax, dWaa and dba are added to running totals, because the "
+           "weights are shared by all steps."))
 def rnn_backward():
     c = Canvas(16, 7.6)
     y = 3.5
     steps = [(2.4, "0"), (6.5, "1"), (12.0, "T_x-1")]
     for k, (x, t) in enumerate(steps):
         c.box(x, y, 1.6, 1.25)
-        c.text(x, y + 0.2, "cell", size=11)
+        c.text(x, y + 0.2, N_("cell"), size=11)
         c.code(x, y - 0.27, f"t={t}", size=8.5, color=INK)
         plus = x + 1.4
         c.node(plus, y, "+", color=GRAD)
@@ -356,27 +390,27 @@ def rnn_backward():
     c.code(14.7, y - 0.35, "zeros", size=8.5, color=GRAD)
     c.arrow([(2.4 - 0.8, y), (0.4, y)], color=GRAD)
     c.code(0.5, y + 0.35, "da0", size=9.5, color=GRAD, ha="left")
-    c.text(8.0, 6.85, "rnn_backward: rnn_cell_backward at every step, from the last one back to the first",
+    c.text(8.0, 6.85, N_("rnn_backward: rnn_cell_backward at every step, from the last one back to the first"),
            size=10, color=INK)
-    c.text(8.0, 0.5, r"each step's $dW_{ax},\ dW_{aa},\ db_a$ are added to running totals (the weights are shared)",
+    c.text(8.0, 0.5, N_(r"each step's $dW_{ax},\ dW_{aa},\ db_a$ are added to running totals (the weights are shared)"),
            size=10, color=GRAD)
     return c.svg()
 
 
-@figure("Inside lstm_cell_backward: the two paths to the cell state",
-        "lstm_cell_backward, one step of the LSTM's backward pass; every arrow is a gradient and flows from "
-        "right to left. Two gradients arrive from the right: dc_next on the cell state, from step t+1 "
-        "(path 1), and da_next on the hidden state, which is da[:,:,t] plus the da_prev of step t+1. Path 2 "
-        "takes da_next up through a box that multiplies it by o_t times (1 minus tanh squared of the new cell "
-        "state c with superscript t) to a plus node on the cell state, where it is added to dc_next: the sum "
-        "is dc, the gradient on the "
-        "new cell state from both paths. dc goes on to the left through a multiplication by the forget gate "
-        "f_t and leaves as dc_prev, which is dc times ft. A branch of dc goes down into a box that gives the "
-        "gradients with respect to the pre-activations delta_f, delta_i and delta_c-tilde from dc, and delta_o "
-        "from da_next (a dashed arrow brings da_next to it). The same box forms the stacked gradient "
-        "[da_prev; dx_t] as W_f transposed delta_f plus W_i transposed delta_i plus W_c transposed "
-        "delta_c-tilde plus W_o transposed delta_o. Its top n_a rows leave to the left as da_prev and its "
-        "other n_x rows leave downwards as dx_t.")
+@figure(N_("Inside lstm_cell_backward: the two paths to the cell state"),
+        N_("lstm_cell_backward, one step of the LSTM's backward pass; every arrow is a gradient and flows from "
+           "right to left. Two gradients arrive from the right: dc_next on the cell state, from step t+1 "
+           "(path 1), and da_next on the hidden state, which is da[:,:,t] plus the da_prev of step t+1. Path 2 "
+           "takes da_next up through a box that multiplies it by o_t times (1 minus tanh squared of the new cell "
+           "state c with superscript t) to a plus node on the cell state, where it is added to dc_next: the sum "
+           "is dc, the gradient on the "
+           "new cell state from both paths. dc goes on to the left through a multiplication by the forget gate "
+           "f_t and leaves as dc_prev, which is dc times ft. A branch of dc goes down into a box that gives the "
+           "gradients with respect to the pre-activations delta_f, delta_i and delta_c-tilde from dc, and delta_o "
+           "from da_next (a dashed arrow brings da_next to it). The same box forms the stacked gradient "
+           "[da_prev; dx_t] as W_f transposed delta_f plus W_i transposed delta_i plus W_c transposed "
+           "delta_c-tilde plus W_o transposed delta_o. Its top n_a rows leave to the left as da_prev and its "
+           "other n_x rows leave downwards as dx_t."))
 def lstm_backward():
     c = Canvas(18.8, 8.0)
     top, low, mid = 6.6, 1.9, 4.25
@@ -385,7 +419,7 @@ def lstm_backward():
     # what arrives from step t+1
     c.arrow([(18.6, top), (13.47, top)], color=GRAD)
     c.text(18.5, top + 0.45, r"$dc_{next}$", size=13, color=GRAD, ha="right")
-    c.code(18.5, top - 0.42, "from step t+1", size=8.5, color=GRAD, ha="right")
+    c.code(18.5, top - 0.42, N_("from step t+1"), size=8.5, color=GRAD, ha="right")
     c.arrow([(18.6, low), (11.3, low)], color=GRAD, head=False)
     c.text(18.5, low + 0.45, r"$da_{next}$", size=13, color=GRAD, ha="right")
     c.code(18.5, low - 0.42, "da[:,:,t] + da_prev", size=8.5, color=GRAD, ha="right")
@@ -396,9 +430,9 @@ def lstm_backward():
           size=9, color=GRAD, lw=1.3)
     c.arrow([(13.25, mid + 0.4), (13.25, top - 0.22)], color=GRAD)
     c.node(13.25, top, "+", color=GRAD)
-    c.text(13.45, 5.35, "path 2", size=9.5, color=GRAD, ha="left")
-    c.text(15.6, top + 0.32, "path 1", size=9.5, color=GRAD)
-    c.text(11.3, top + 0.4, r"$dc$ (both paths)", size=11, color=GRAD)
+    c.text(13.45, 5.35, N_("path 2"), size=9.5, color=GRAD, ha="left")
+    c.text(15.6, top + 0.32, N_("path 1"), size=9.5, color=GRAD)
+    c.text(11.3, top + 0.4, N_(r"$dc$ (both paths)"), size=11, color=GRAD)
     # dc flows back along the cell state through the forget gate
     c.arrow([(13.03, top), (7.28, top)], color=GRAD)
     c.node(7.0, top, "×", color=GATES["f"])
@@ -411,41 +445,41 @@ def lstm_backward():
     c.arrow([(9.6, top), (9.6, mid + 0.65)], color=GRAD)
     c.arrow([(11.3, low), (11.3, mid), (10.8, mid)], color=GRAD, dashed=True)
     c.box(6.95, mid, 7.7, 1.3, "", fc=PANEL, ec=GRAD, lw=1.3)
-    c.text(6.95, mid + 0.3, r"$\delta_f,\ \delta_i,\ \delta_{\tilde{c}}$ from $dc$;   $\delta_o$ from $da_{next}$",
+    c.text(6.95, mid + 0.3, N_(r"$\delta_f,\ \delta_i,\ \delta_{\tilde{c}}$ from $dc$;   $\delta_o$ from $da_{next}$"),
            size=10.5, color=GRAD)
     c.text(6.95, mid - 0.3, r"$[da_{prev};\,dx_t] = W_f^T \delta_f + W_i^T \delta_i + W_c^T \delta_{\tilde{c}}"
            r" + W_o^T \delta_o$", size=10.5, color=GRAD)
     c.arrow([(4.3, mid - 0.65), (4.3, low), (0.4, low)], color=GRAD)
     c.text(0.45, low + 0.45, r"$da_{prev}$", size=13, color=GRAD, ha="left")
-    c.code(0.45, low - 0.42, "the top n_a rows", size=8.5, color=GRAD, ha="left")
+    c.code(0.45, low - 0.42, N_("the top n_a rows"), size=8.5, color=GRAD, ha="left")
     c.arrow([(7.4, mid - 0.65), (7.4, 0.3)], color=GRAD)
     c.text(7.65, 0.7, r"$dx_t$", size=13, color=GRAD, ha="left")
-    c.code(8.5, 0.67, "the other n_x rows", size=8.5, color=GRAD, ha="left")
+    c.code(8.5, 0.67, N_("the other n_x rows"), size=8.5, color=GRAD, ha="left")
     return c.svg()
 
 
-@figure("Backpropagation through time in an LSTM: two carried gradients",
-        "lstm_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
-        "is a gradient. Two lanes run through the cells. The upper lane carries the cell-state gradient "
-        "dc_prev from each step to the step before it; it starts as zeros at the last step, and nothing is "
-        "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
-        "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
-        "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
-        "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
-        "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
-        "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
-        "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them.")
+@figure(N_("Backpropagation through time in an LSTM: two carried gradients"),
+        N_("lstm_backward walks the row of cells from right to left, from step T_x-1 back to step 0; every arrow "
+           "is a gradient. Two lanes run through the cells. The upper lane carries the cell-state gradient "
+           "dc_prev from each step to the step before it; it starts as zeros at the last step, and nothing is "
+           "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
+           "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
+           "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
+           "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
+           "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
+           "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
+           "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them."))
 def lstm_backward_loop():
     c = Canvas(18.8, 10.0)
     yc, ya, above = 6.3, 4.8, 8.25
     cell_y, cell_h = 5.55, 2.3
     first, second, last = 3.9, 8.6, 14.9
     steps = [(first, "0"), (second, "1"), (last, "T_x-1")]
-    c.text(9.4, 9.4, "lstm_backward: at step t, lstm_cell_backward(da[:,:,t] + da_prev, dc_prev, caches[t])",
+    c.text(9.4, 9.4, N_("lstm_backward: at step t, lstm_cell_backward(da[:,:,t] + da_prev, dc_prev, caches[t])"),
            size=10, color=INK)
     for x, t in steps:
         c.box(x, cell_y, 1.9, cell_h)
-        c.text(x, cell_y + 0.25, "cell", size=11)
+        c.text(x, cell_y + 0.25, N_("cell"), size=11)
         c.code(x, cell_y - 0.25, f"t={t}", size=8.5, color=INK)
         plus = x + 1.45
         c.node(plus, ya, "+", color=GRAD)
@@ -474,33 +508,55 @@ def lstm_backward_loop():
     # what leaves the first step: da0 is returned; the first cell state is a constant
     c.arrow([(first - 0.95, yc), (0.45, yc)], color=GRAD, dashed=True)
     c.text(0.5, yc + 0.36, r"$dc_{prev}$", size=11, color=GRAD, ha="left")
-    c.code(0.5, yc - 0.33, "not returned", size=8, color=MUTED, ha="left")
+    c.code(0.5, yc - 0.33, N_("not returned"), size=8, color=MUTED, ha="left")
     c.arrow([(first - 0.95, ya), (0.45, ya)], color=GRAD)
     c.code(0.5, ya + 0.33, "da0", size=9.5, color=GRAD, ha="left")
     # the running totals
     c.box(9.4, 1.05, 18.0, 0.8, fc=PANEL, ec=GRAD, lw=1.3)
-    c.text(9.4, 1.05, r"running totals, summed over the steps: $dW_f,\ db_f,\ dW_i,\ db_i,\ dW_c,\ db_c,\ "
-           r"dW_o,\ db_o$", size=10, color=GRAD)
+    c.text(9.4, 1.05, N_(r"running totals, summed over the steps: $dW_f,\ db_f,\ dW_i,\ db_i,\ dW_c,\ db_c,\ "
+                         r"dW_o,\ db_o$"), size=10, color=GRAD)
     return c.svg()
 
 
-def draw(name, figures=FIGURES):
-    """The SVG text of figure ``name`` of ``figures``, with its title and description."""
+def _cjk_font():
+    """Make the committed CJK subset known to matplotlib under its own name, and refuse to
+    draw if any other file answers to that name."""
+    if not os.path.isfile(CJK_FONT):
+        raise FileNotFoundError(f"{CJK_FONT} is missing: the Chinese figures need it (fonts/README.md)")
+    fonts = font_manager.fontManager
+    fonts.ttflist = [f for f in fonts.ttflist if f.name != CJK_FAMILY]
+    fonts.addfont(CJK_FONT)
+    font_manager.FontManager._findfont_cached.cache_clear()
+    found = font_manager.findfont(font_manager.FontProperties(family=CJK_FAMILY), fallback_to_default=False)
+    if os.path.realpath(found) != os.path.realpath(CJK_FONT):
+        raise RuntimeError(f"matplotlib picked {found} for {CJK_FAMILY}; the figures must use {CJK_FONT}")
+
+
+def draw(name, figures=FIGURES, lang="en"):
+    """The SVG text of figure ``name`` of ``figures`` in ``lang``, with its title and description."""
     found = figures[name]
     _own_fonts_only()
-    with matplotlib.rc_context(STYLE):
-        return _described(found.draw(), found.title, found.desc)
+    catalog = messages.catalog(lang)
+    if catalog is not None:
+        _cjk_font()
+    _words["catalog"] = catalog
+    said = catalog.gettext if catalog is not None else str
+    try:
+        with matplotlib.rc_context(STYLE):
+            return _described(found.draw(), said(found.title), said(found.desc))
+    finally:
+        _words["catalog"] = None
 
 
 def data_uri(svg):
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
-def embed(source, figures=FIGURES):
-    """Markdown whose ``figure:<name>`` images are replaced by the drawn figures."""
+def embed(source, figures=FIGURES, lang="en"):
+    """Markdown whose ``figure:<name>`` images are replaced by the drawn figures (in ``lang``)."""
     def sub(m):
         name = m.group(1)
         if name not in figures:
             raise KeyError(f"the notebook asks for figure:{name}; figures.py draws {sorted(figures)}")
-        return "](" + data_uri(draw(name, figures)) + ")"
+        return "](" + data_uri(draw(name, figures, lang)) + ")"
     return FIGURE_URL.sub(sub, source)

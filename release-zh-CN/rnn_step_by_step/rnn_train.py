@@ -110,15 +110,14 @@ def gradient_problem(kind, forward, backward, seed=0):
     names = ("Wax", "Waa", "ba") if kind == "rnn" else LSTM_GATES
     for name in names:
         if "d" + name not in grads:
-            return f"it returns no d{name}"
+            return f"它没有返回 d{name}"
         got, target = np.asarray(grads["d" + name]), parameters[name]
         if got.shape != target.shape:
-            return f"d{name} has shape {got.shape}; {name} has shape {target.shape}"
+            return f"d{name} 的形状是 {got.shape}，而 {name} 的形状是 {target.shape}"
         numeric = numerical_gradient(lambda: last_step_loss(forward, x, a0, parameters, answers, kind)[0], target, 1.0)
         error = relative_error(got, numeric)
         if error > 1e-6:
-            return (f"d{name} disagrees with a numerical gradient of the loss (relative error {error:.1e}, "
-                    f"where a correct backward pass gives 1e-8 or less)")
+            return (f"d{name} 与损失的数值梯度不一致（相对误差 {error:.1e}，而正确的反向传播给出 1e-8 或更小）")
     return None
 
 
@@ -128,20 +127,18 @@ def train(kind, forward, backward, T=40, n_symbols=4, n_a=16, m=64, steps=800, l
     accuracy (one value per step), or None, having said why, when it cannot train."""
     label = kind.upper()
     if grading():
-        print(f"{label}: not trained while the notebook is graded (training is optional and ungraded).")
+        print(f"{label}：评分期间不训练（训练是可选的，不计分）。")
         return None
     try:
         problem = gradient_problem(kind, forward, backward)
     except NotImplementedError:
-        print(f"{label}: not trained: write {forward.__name__} and {backward.__name__} (and the cells they call) first.")
+        print(f"{label}：没有训练：请先写好 {forward.__name__} 和 {backward.__name__}（以及它们调用的单元格）。")
         return None
     except Exception as exc:
-        print(f"{label}: not trained: your functions raised {type(exc).__name__}: {exc}. "
-              "The check cells above say what to fix.")
+        print(f"{label}：没有训练：你的函数抛出了 {type(exc).__name__}：{exc}。上面的检查单元格会告诉你要改什么。")
         return None
     if problem:
-        print(f"{label}: not trained, since it could not learn: {problem}. "
-              f"Fix {backward.__name__} first (its check cell says what is wrong).")
+        print(f"{label}：没有训练，因为它学不会：{problem}。请先修正 {backward.__name__}（它的检查单元格会说明哪里不对）。")
         return None
     rng = np.random.default_rng(seed)
     parameters = init_parameters(kind, n_symbols + 1, n_a, n_symbols, rng, forget_bias)
@@ -157,8 +154,7 @@ def train(kind, forward, backward, T=40, n_symbols=4, n_a=16, m=64, steps=800, l
         history.append(accuracy)
         if step % report_every == 0 or step == steps:
             recent = np.mean(history[-report_every:])
-            print(f"{label} step {step:4d}: loss {loss:.3f}, accuracy over the last {report_every} batches "
-                  f"{recent:.0%}   ({time.perf_counter() - start:.1f} s)")
+            print(f"{label} 第 {step:4d} 步：损失 {loss:.3f}，最近 {report_every} 个批次的准确率 {recent:.0%}   （{time.perf_counter() - start:.1f} 秒）")
     return history
 
 
@@ -170,7 +166,7 @@ def plot(histories, n_symbols=4, window=20):
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        print("(matplotlib is not installed: no plot, but the numbers above tell the story)")
+        print("（没有安装 matplotlib：不画图，不过上面的数字已经说明了结果）")
         return
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for (name, history), color in zip(histories.items(), ("#c62828", "#1565c0")):
@@ -178,11 +174,64 @@ def plot(histories, n_symbols=4, window=20):
         ax.plot(np.arange(window, len(history) + 1), smooth, color=color, lw=2, label=name)
     steps = max(len(h) for h in histories.values())
     ax.axhline(1 / n_symbols, color="#5f6368", ls="--", lw=1)
-    ax.text(steps, 1 / n_symbols - 0.04, f"guessing: 1 in {n_symbols}", color="#5f6368", ha="right", va="top")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("accuracy on the training batches")
+    ax.text(steps, 1 / n_symbols - 0.04, *_label(f"瞎猜：{n_symbols} 选 1", f"guessing: 1 in {n_symbols}"), color="#5f6368", ha="right", va="top")
+    ax.set_xlabel(*_label("训练步数", "training step"))
+    ax.set_ylabel(*_label("训练批次上的准确率", "accuracy on the training batches"))
     ax.set_ylim(0, 1.05)
-    ax.set_title("Recalling the first symbol of a sequence")
+    ax.set_title(*_label("回忆序列的第一个符号", "Recalling the first symbol of a sequence"))
     ax.legend(loc="center right")
     fig.tight_layout()
     plt.show()
+
+
+import os
+import re
+
+_FONT: dict = {}
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Zen Hei",
+                "WenQuanYi Micro Hei", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
+                "Noto Sans CJK JP", "Droid Sans Fallback", "Arial Unicode MS")
+FILE_HINT = re.compile(r"cjk|sans ?sc|hans|wqy|yahei|msyh|simhei|pingfang|hiragino|heiti|droidsansfallback|unicode", re.I)
+
+
+def _label_font():
+    """(family, file) of an installed CJK font for matplotlib to fall back on; None if none is
+    installed, or if matplotlib is older than 3.6 (it has no fallback between fonts)."""
+    import matplotlib
+    from matplotlib import font_manager
+    if tuple(int(p) for p in matplotlib.__version__.split(".")[:2] if p.isdigit()) < (3, 6):
+        return None
+    installed = {f.name: f.fname for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
+    if not installed.keys() & set(CJK_FAMILIES):
+        # matplotlib's font list is a cache, written before a font installed since was there
+        for path in font_manager.findSystemFonts():
+            if FILE_HINT.search(os.path.basename(path)):
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError):
+                    continue
+        installed = {f.name: f.fname for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
+    for name in CJK_FAMILIES:
+        if name in installed:
+            return name, installed[name]
+    return None
+
+
+def _label(text, english):
+    """A plot label's words and its font (``fontdict``): ``text``, with an installed CJK font
+    to fall back on, when that font can draw every character of it; else ``english``."""
+    if all(ord(c) < 0x2E80 for c in text):
+        return text, None
+    if "font" not in _FONT:
+        _FONT["font"] = _label_font()
+    if _FONT["font"] is not None:
+        import matplotlib
+        from matplotlib.ft2font import FT2Font
+        name, path = _FONT["font"]
+        drawn = FT2Font(path).get_charmap()
+        if all(ord(c) in drawn for c in text if not c.isspace()):
+            return text, {"family": [*matplotlib.rcParams["font.family"], name]}
+    if not _FONT.get("said"):
+        _FONT["said"] = True
+        print("（这台电脑上没有能显示中文的字体，所以图中的文字用英文。安装一种中文字体（例如 Noto Sans CJK SC）后重启内核即可。）")
+    return english, None

@@ -46,7 +46,6 @@ def relative_error(a, b):
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape:
-        raise ValueError(f"relative_error compares arrays of the same shape, but got {a.shape} and {b.shape}: "
-                         "reshape the one that is wrong (a bias gradient, for instance, should be (n, 1))")
+        raise ValueError(f"relative_error 比较的是形状相同的数组，但收到的是 {a.shape} 和 {b.shape}：请改正形状不对的那个（例如，偏置的梯度应该是 (n, 1)）")
     scale = np.linalg.norm(a) + np.linalg.norm(b)
     return float(np.linalg.norm(a - b) / scale) if scale > 0 else 0.0

@@ -22,7 +22,7 @@ from traitlets import Unicode
 from ..contract import messages
 from ..contract.messages import N_
 from ..run.course import load_config
-from . import translate
+from . import shipped_text, translate
 from .generated import refresh_source
 
 CHECK_MESSAGES = "check_messages.mo"   # the students' checks' catalog (student_checks.MESSAGES_FILE)
@@ -69,7 +69,8 @@ def build(assignment, source_root, release_root, lang="en"):
     """Refresh the generated parts of ``source_root/<id>``, then write the student version
     to ``release_root/<id>`` (replacing it), with nbgrader's generate_assignment and a
     throwaway gradebook. In another language than English, the notebook's prose is
-    translated and the students' checks get their compiled catalog (check_messages.mo)."""
+    translated, the students' checks get their compiled catalog (check_messages.mo) and the
+    Python files beside the notebook are copies with their messages translated (shipped_text.py)."""
     from ..run import record
     aid = assignment.id
     refresh_source(assignment, os.path.join(source_root, aid))
@@ -85,6 +86,7 @@ def build(assignment, source_root, release_root, lang="en"):
                                                + "\nraise NotImplementedError()"}
             with open(os.path.join(work, "source", aid, CHECK_MESSAGES), "wb") as f:
                 f.write(messages.compiled(lang))
+            shipped_text.write_translated(assignment, os.path.join(work, "source", aid), translate.load(aid, lang))
         record.prepare(config, aid)
         target = os.path.join(release_root, aid)
         if os.path.exists(target):

@@ -5,6 +5,8 @@ course's messages: ``python -m assignments catalogs``) holds, for each cell of t
 notebook by its cell id (the entry's context):
 - a markdown cell: its whole text;
 - a code cell: each docstring and each comment, as written (code is never translated).
+The Python files shipped beside the notebook have their messages in the same catalog, in the
+context of their file's name (shipped_text.py makes their translated copies).
 The generated cells are translated by rule: an "Expected output" cell's header is a sentence
 of the course's message catalog, its printed values stay as they are.
 ``translated_cells`` rewrites a release notebook with it, as ``CourseRelease`` makes a
@@ -20,6 +22,7 @@ import os
 import re
 
 from ..contract import messages
+from . import shipped_text
 from .notebook import EXPECTED_HEADER
 
 COMMENT = re.compile(r"^(\s*)# (.*\S)\s*$")
@@ -70,13 +73,18 @@ def prose(cell):
     return []
 
 
-def extract(nb):
-    """Babel's template of a notebook's prose: a message per text, in the context of its cell."""
+def extract(nb, shipped=()):
+    """Babel's template of a notebook's prose: a message per text, in the context of its cell;
+    then the messages of the Python files ``shipped`` beside it ((file name, text) pairs), in
+    the context of their file (shipped_text.py)."""
     from babel.messages.catalog import Catalog
     catalog = Catalog(project=messages.PROJECT, fuzzy=False)
     for index, cell in enumerate(nb.cells):
         for text in prose(cell) or []:
             catalog.add(text, context=cell.get("id"), locations=[("cell", index)])
+    for name, source in shipped:
+        for m in shipped_text.messages_of(source):
+            catalog.add(m.text, context=name, locations=[(name, source.count("\n", 0, m.start) + 1)])
     return catalog
 
 
@@ -147,7 +155,8 @@ def update_catalogs():
     from ..contract.assignment import known, load
     for aid in known():
         a = load(aid)
-        template = extract(nbformat.read(os.path.join(a.source_dir, a.notebook + ".ipynb"), as_version=4))
+        template = extract(nbformat.read(os.path.join(a.source_dir, a.notebook + ".ipynb"), as_version=4),
+                           shipped_text.shipped_sources(a, a.source_dir))
         write_po(template, template_path(aid))
         for lang, locale in messages.LANGUAGES.items():
             if locale is None:
