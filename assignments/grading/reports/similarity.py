@@ -28,7 +28,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+import pygments.lexers
 from copydetect import utils as copydetect_utils
+from pygments import token
 
 CODE = "shared rare code"
 COMMENTS = "identical comments"
@@ -118,6 +120,32 @@ def _kgram_hashes(text: str, k: int) -> np.ndarray:
 _DOCSTRING = re.compile(r"""(def [^\n]*:[ \t]*\n)[ \t]*(\"\"\"|\'\'\')(?:.|\n)*?\2[ \t]*\n""")
 
 
+@functools.lru_cache(maxsize=None)
+def _lexer():
+    return pygments.lexers.get_lexer_by_name("python2")
+
+
+_VARIABLES = frozenset({token.Name, token.Name.Variable, token.Name.Attribute})
+_QUOTE = object()   # a string token: '"' for a lone quote, S for the rest
+
+
+@functools.lru_cache(maxsize=None)
+def _written_as(kind):
+    """What copydetect's ``filter_code`` writes for a token of this type, decided in its
+    order: a letter, "" for nothing, _QUOTE for a string part, None for the token's text."""
+    if kind in _VARIABLES:
+        return "V"
+    if kind in token.Name.Function:
+        return "F"
+    if kind in token.Name.Class:
+        return "O"
+    if kind == token.Comment.Preproc or kind == token.Comment.Hashbang:
+        return "P"
+    if kind in token.Text or kind in token.Comment:
+        return ""
+    return _QUOTE if kind in token.Literal.String else None
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def normalised_code(source: str) -> str:
     """copydetect's normal form: names V, functions F, strings S; comments and spaces gone.
@@ -125,9 +153,31 @@ def normalised_code(source: str) -> str:
     Through pygments' Python 2 lexer, which gives Python 3 code of this kind the same normal
     form as the Python 3 lexer at under half the cost, except that it reads ``a@b`` as a
     decorator: spacing every ``@`` first makes it the operator again. Docstrings go first.
-    Cached: tokenising is most of the time, and a regrade sees the same cells again."""
+    copydetect's ``filter_code`` writes the same text (tests/test_similarity.py compares them
+    on the corpus); this loop skips the offsets it also computes and decides each token type
+    once. Cached: tokenising is most of the time, and a regrade sees the same cells again."""
     source = _DOCSTRING.sub(r"\1", source).replace("@", " @ ")
-    return copydetect_utils.filter_code(source, "cell.py", language="python2")[0]
+    lexer = _lexer()
+    out = []
+    for _, kind, text in lexer.get_tokens_unprocessed(lexer._preprocess_lexer_input(source)):
+        written = _written_as(kind)
+        out.append(text if written is None else ('"' if text in ("'", '"') else "S") if written is _QUOTE else written)
+    return "".join(out)
+
+
+def winnowed(hashes: np.ndarray, window: int) -> frozenset:
+    """The hashes copydetect's robust winnowing picks (its ``winnow``, duplicates removed).
+
+    It keeps, for each window of ``window`` hashes (the first ones shorter), the smallest as a
+    float64; when two hashes of a window are equal as float64 which one it keeps depends on
+    its history, so such an array goes through copydetect itself. Otherwise each window's
+    smallest is unique and is what it keeps: a vectorised minimum over the windows."""
+    as_float = hashes.astype(np.float64)
+    if any(np.any(as_float[d:] == as_float[:-d]) for d in range(1, min(window, len(hashes)))):
+        return frozenset(int(h) for h in copydetect_utils.winnow(hashes, window)[0])
+    padded = np.concatenate([np.full(window - 1, np.inf), as_float])
+    lowest = np.lib.stride_tricks.sliding_window_view(padded, window).argmin(axis=1)
+    return frozenset(int(h) for h in np.unique(hashes[lowest + np.arange(len(hashes)) - (window - 1)]))
 
 
 def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset:
@@ -135,8 +185,7 @@ def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset
     hashes = _kgram_hashes(normalised_code(source), settings.k)
     if len(hashes) == 0:
         return frozenset()
-    picked, _ = copydetect_utils.winnow(hashes, settings.window)
-    found = frozenset(int(h) for h in picked)
+    found = winnowed(hashes, settings.window)
     return found - boilerplate if boilerplate else found
 
 
