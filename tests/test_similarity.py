@@ -170,7 +170,10 @@ def test_normal_form_and_winnowing_are_copydetects(base):
     cells = [src for owner in ("independent", "known") for subs in base[owner].values() for src in subs.values()]
     cells += list(base["release"].values()) + list(base["reference"].values())
     cells += ["x = 'a' \"b\" '''c'''\nclass A(B):\n  @dec\n  def f(self): return u'x' + r\"y\"\n#!x\n", "", "\n\n",
-              "a@b\r\nc\t= 1  # note", "def f(:\n  '''open"]
+              "a@b\r\nc\t= 1  # note", "def f(:\n  '''open", "x = 1\n#!not a hashbang\n", "def\nf(x)\n",
+              "from \\\n a import b\n", "s = 'open\nt = \"q\" % (a)\n", "import\n  os\nclass (\nx`y`\n", "\fdef f():\n\treturn 1"]
+    for source in list(cells):   # each line alone too, and the lines in another order
+        cells += source.splitlines()[1:] + ["\n".join(source.splitlines()[::-1])]
     for source in cells:
         text = S._DOCSTRING.sub(r"\1", source).replace("@", " @ ")
         assert S.normalised_code(source) == copydetect_utils.filter_code(text, "cell.py", language="python2")[0]

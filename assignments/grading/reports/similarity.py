@@ -146,6 +146,14 @@ def _written_as(kind):
     return _QUOTE if kind in token.Literal.String else None
 
 
+# What makes pygments' reading of a line depend on the lines before it: a triple-quoted string,
+# a backslash, a backtick, a hashbang (which it only sees at the very start), a def, class,
+# from or import whose following blanks run to the next line. Without any of them every line
+# starts in the lexer's root state and no token runs past its newline, so lexing line by line
+# gives the tokens of lexing the whole.
+_ACROSS_LINES = re.compile("|".join([r'"""', r"'''", r"\\", "`", r"\n#!", r"(?:def|class|from|import)\s*\n"]))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def normalised_code(source: str) -> str:
     """copydetect's normal form: names V, functions F, strings S; comments and spaces gone.
@@ -153,16 +161,26 @@ def normalised_code(source: str) -> str:
     Through pygments' Python 2 lexer, which gives Python 3 code of this kind the same normal
     form as the Python 3 lexer at under half the cost, except that it reads ``a@b`` as a
     decorator: spacing every ``@`` first makes it the operator again. Docstrings go first.
-    copydetect's ``filter_code`` writes the same text (tests/test_similarity.py compares them
-    on the corpus); this loop skips the offsets it also computes and decides each token type
-    once. Cached: tokenising is most of the time, and a regrade sees the same cells again."""
+    copydetect's ``filter_code`` writes the same text (tests/test_similarity.py compares them);
+    this skips the offsets it also computes, decides each token type once, and reads a line
+    the class has seen before from a cache (lines repeat across a class: the template's, the
+    common idioms), unless the source has something that carries across lines."""
     source = _DOCSTRING.sub(r"\1", source).replace("@", " @ ")
-    lexer = _lexer()
+    text = _lexer()._preprocess_lexer_input(source)   # what get_tokens lexes: ends with a newline
+    if _ACROSS_LINES.search(text):
+        return _normal(text)
+    return "".join(_normal_line(line + "\n") for line in text.split("\n")[:-1])
+
+
+def _normal(text):
     out = []
-    for _, kind, text in lexer.get_tokens_unprocessed(lexer._preprocess_lexer_input(source)):
+    for _, kind, value in _lexer().get_tokens_unprocessed(text):
         written = _written_as(kind)
-        out.append(text if written is None else ('"' if text in ("'", '"') else "S") if written is _QUOTE else written)
+        out.append(value if written is None else ('"' if value in ("'", '"') else "S") if written is _QUOTE else written)
     return "".join(out)
+
+
+_normal_line = functools.lru_cache(maxsize=1 << 17)(_normal)
 
 
 def winnowed(hashes: np.ndarray, window: int) -> frozenset:
