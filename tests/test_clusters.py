@@ -95,6 +95,27 @@ def test_groups_candidates_first_with_a_draft_checked_by_running(uncatalogued):
     assert C.mutant_signature(A, FN, mutated) == sig
 
 
+def test_the_learners_operators_rewrite_one_line():
+    from assignments.grading.contract import mutation as M
+    siblings = M.sibling_names("dWi = dit @ z.T\ndWf = dft @ z.T\nn_x, n_a = 1, 2\na_next = c_next")
+    assert "dft" in siblings["dit"] and siblings["n_x"] == ["n_a"] and "c_next" in siblings["a_next"]
+    single, names, double = M.line_rewrites("c_next = ft * c_prev + it * cct", siblings)
+    assert {"pass", "c_next = ft * c_prev + cct", "c_next = c_prev + it * cct", "c_next = it * cct",
+            "c_next += ft * c_prev + it * cct"} <= set(single)
+    assert "c_next = ft * c_prev + it * cct" not in single + names + double, "never the line itself"
+    single, names, double = M.line_rewrites("dba = np.sum(g, axis=1, keepdims=True)", siblings)
+    assert "dba = np.sum(g, axis=0, keepdims=True)" in single and "dba = np.sum(g, axis=1)" in single
+    assert "dba = np.sum(g, axis=0, keepdims=True).T" in double
+    single, names, _ = M.line_rewrites("dWi = dit @ z.T", siblings)
+    assert "dWi = dft @ z.T" in names and "dWi = z.T @ dit" in single and "dWi = dit @ z" in single
+    assert "yt = softmax((Wy @ a + by).T).T" in M.line_rewrites("yt = softmax(Wy @ a + by)", {})[0]
+    assert "for t in reversed(range(1, T_x)):" in M.line_rewrites("for t in reversed(range(T_x)):", {})[0]
+    assert "y[:, :, t - 1] = yt" in M.line_rewrites("y[:, :, t] = yt", {})[0]
+    source = inspect.getsource(reference.rnn_cell_forward)
+    order = C.search_order(source, A.mistakes)
+    assert len(order) == len(set(order)) and all(old in source for old, _ in order)
+
+
 def test_without_the_assignment_there_is_no_draft_and_nothing_runs():
     results = {"assignment": A.id, "max_score": 100.0,
                "submissions": [entry("ann", FN, "0123456789abcdef"), entry("bob", FN, "0123456789abcdef")]}

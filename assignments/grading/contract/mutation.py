@@ -8,6 +8,9 @@ same against fingerprints of the mutants' outputs on the public inputs; a sequen
 mistakes are also named from how it drives its cell (``behaviour``); and the tests check that
 every mutant fails. A mistake no output comparison reveals reliably is found by a detector
 instead: ``reads_globals`` (the function reads the notebook's variables, not its arguments).
+It also holds the learners' operators, rewrites of one line of code (a factor, a term or a
+statement left out, the other axis, the neighbouring time step, a transpose...) that
+judging/clusters.py tries when it drafts a catalog entry for a mistake the catalog lacks.
 Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 from __future__ import annotations
