@@ -18,6 +18,7 @@ import argparse
 import csv
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,13 @@ def grading_seconds_per_submission(timings):
     return sum(float(r["seconds"]) for r in rows) / len(rows), workers
 
 
+def cpu_seconds():
+    """CPU seconds of this process and of its finished children (the similarity's workers):
+    under other work's load, wall time says more about the load than about the code."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=1000)
@@ -95,23 +103,24 @@ def main():
     subs, sigs, release = synthesise(args.students)
     web = {k: corpus.with_docstrings(v, release) for k, v in corpus.known().items()}
     similarity.normalised_code.cache_clear()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     report = similarity.compare("rnn_step_by_step", subs, release, corpus.reference_code(), known=web,
                                 signatures=sigs, catalogued={"sig0", "sig1"}, jobs=args.jobs)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     flagged = sum(p["flagged"] for p in report["pairs"])
     print(f"[measure] similarity for {len(subs)} submissions ({len(subs) * len(release)} cells, "
-          f"{len(web)} known solutions), {args.jobs} jobs: {seconds:.1f} s; "
+          f"{len(web)} known solutions), {args.jobs} jobs: {seconds:.1f} s ({cpu:.1f} s of CPU); "
           f"{len(report['pairs'])} pairs reported, {flagged} flagged")
     results = results_of(subs, sigs, {"sig0", "sig1"})
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     found = clusters.clusters(results, subs, ASSIGNMENT)
-    grouped = time.perf_counter() - start
-    print(f"[measure] clusters for {len(subs)} submissions: {grouped:.1f} s ({len(found['groups'])} groups, "
+    grouped, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    print(f"[measure] clusters for {len(subs)} submissions: {grouped:.1f} s ({cpu:.1f} s of CPU; {len(found['groups'])} groups, "
           f"{sum(g['candidate'] for g in found['groups'])} candidate mistakes; the draft search's budget of "
           f"{clusters.CLASS_TRIES} mutants included)")
     per, workers = grading_seconds_per_submission(args.timings)
     grading = per * len(subs) / workers
+    print(f"[measure] load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"[measure] grading {len(subs)} submissions at {per:.2f} s each on {workers} workers: about {grading:.0f} s; "
           f"similarity and clusters take {seconds + grouped:.1f} s, {100 * (seconds + grouped) / grading:.1f}% of it")
     return seconds + grouped

@@ -161,6 +161,33 @@ def test_fingerprints_do_not_depend_on_the_process(base):
         assert json.loads(out.stdout) == here
 
 
+def test_normal_form_and_winnowing_are_copydetects(base):
+    """The own tokenising loop and the vectorised winnowing give what copydetect's
+    filter_code and winnow give, on every cell of the corpus and on odd text; winnowing
+    also on hashes made to tie as floats (where copydetect's own is used)."""
+    import numpy as np
+    from copydetect import utils as copydetect_utils
+    cells = [src for owner in ("independent", "known") for subs in base[owner].values() for src in subs.values()]
+    cells += list(base["release"].values()) + list(base["reference"].values())
+    cells += ["x = 'a' \"b\" '''c'''\nclass A(B):\n  @dec\n  def f(self): return u'x' + r\"y\"\n#!x\n", "", "\n\n",
+              "a@b\r\nc\t= 1  # note", "def f(:\n  '''open", "x = 1\n#!not a hashbang\n", "def\nf(x)\n",
+              "from \\\n a import b\n", "s = 'open\nt = \"q\" % (a)\n", "import\n  os\nclass (\nx`y`\n", "\fdef f():\n\treturn 1"]
+    for source in list(cells):   # each line alone too, and the lines in another order
+        cells += source.splitlines()[1:] + ["\n".join(source.splitlines()[::-1])]
+    for source in cells:
+        text = S._DOCSTRING.sub(r"\1", source).replace("@", " @ ")
+        assert S.normalised_code(source) == copydetect_utils.filter_code(text, "cell.py", language="python2")[0]
+        hashes = S._kgram_hashes(S.normalised_code(source), 20)
+        for window in (1, 2, 6) if len(hashes) else ():
+            assert S.winnowed(hashes, window) == frozenset(int(h) for h in copydetect_utils.winnow(hashes, window)[0])
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        hashes = rng.integers(0, 30, size=rng.integers(1, 40)).astype(np.uint64) << np.uint64(56)
+        hashes[::3] += np.uint64(1)   # differ as integers, equal as floats
+        for window in (2, 6):
+            assert S.winnowed(hashes, window) == frozenset(int(h) for h in copydetect_utils.winnow(hashes, window)[0])
+
+
 def test_split_functions_keeps_helpers_with_the_function_after_them():
     source = ("import numpy as np\n\n\ndef helper(x):\n    return x\n\n\n# about f\ndef f(a):\n    return helper(a)\n\n\n"
               "def g(b):\n    # inside\n    return b\n\nprint('test code')\n")

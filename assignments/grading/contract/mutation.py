@@ -8,6 +8,9 @@ same against fingerprints of the mutants' outputs on the public inputs; a sequen
 mistakes are also named from how it drives its cell (``behaviour``); and the tests check that
 every mutant fails. A mistake no output comparison reveals reliably is found by a detector
 instead: ``reads_globals`` (the function reads the notebook's variables, not its arguments).
+It also holds the learners' operators, rewrites of one line of code (a factor, a term or a
+statement left out, the other axis, the neighbouring time step, a transpose...) that
+judging/clusters.py tries when it drafts a catalog entry for a mistake the catalog lacks.
 Rule (contract/): imports nothing of the engine but shipped/; strictly typed.
 """
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import keyword
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -132,3 +137,138 @@ def _copied(x: object) -> object:
     if isinstance(x, dict):
         return {k: _copied(v) for k, v in x.items()}
     return x
+
+
+# --- mistakes learners make anywhere: rewrites of one line, for drafting catalog entries ------
+
+_OPERAND = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\[\]]*\])?(?:\([^()]*\))?(?:\.T)?")
+_NAME = re.compile(r"(?<![\w.\"'])[A-Za-z_]\w*(?![\w(\"'])")
+_KEYWORDS = frozenset(keyword.kwlist) | {"np", "range", "reversed", "len", "zip", "sigmoid", "softmax", "self"}
+
+
+def _each(line: str, old: str, new: str) -> list[str]:
+    """``line`` with one occurrence of ``old`` replaced by ``new``, for each occurrence."""
+    return [line[:m.start()] + new + line[m.end():] for m in re.finditer(re.escape(old), line)]
+
+
+def left_out(line: str) -> list[str]:
+    """A statement left out (not a block's header, not the return)."""
+    return [] if line.endswith(":") or line.startswith(("def ", "return ", "pass")) else ["pass"]
+
+
+def other_axis(line: str) -> list[str]:
+    """A reduction over the other axis, or without ``keepdims``."""
+    return _each(line, "axis=1", "axis=0") + _each(line, "axis=0", "axis=1") + _each(line, ", keepdims=True", "")
+
+
+def off_by_one(line: str) -> list[str]:
+    """The neighbouring time step, or a loop that misses its first or last step."""
+    found = [line[:m.start()] + step + line[m.end():] for step in ("t - 1]", "t + 1]")
+             for m in re.finditer(r"\bt\]", line)]
+    for m in re.finditer(r"range\(([^(),]+)\)", line):
+        for bounds in (f"1, {m.group(1)}", f"{m.group(1)} - 1"):
+            found.append(line[:m.start()] + f"range({bounds})" + line[m.end():])
+    return found
+
+
+def left_out_factor(line: str) -> list[str]:
+    """One factor of a product left out."""
+    found = []
+    for m in re.finditer(r" \* ", line):
+        before = [o for o in _OPERAND.finditer(line[:m.start()]) if o.end() == m.start()]
+        after = _OPERAND.match(line, m.end())
+        if before:
+            found.append(line[:before[-1].start()] + line[m.end():])
+        if after:
+            found.append(line[:m.start()] + line[after.end():])
+    return found
+
+
+def _term_end(line: str, begin: int) -> int:
+    """Where the term starting at ``begin`` ends: at a + or - or a closing bracket of its level."""
+    depth = 0
+    for i in range(begin, len(line)):
+        c = line[i]
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if depth < 0 or c == "," and depth == 0 or depth == 0 and line.startswith((" + ", " - "), i):
+            return i
+    return len(line)
+
+
+def _closing(line: str, begin: int) -> int:
+    """The index of the bracket that closes the one open before ``begin`` (or the line's end)."""
+    depth = 0
+    for i in range(begin, len(line)):
+        depth += line[i] in "([{"
+        depth -= line[i] in ")]}"
+        if depth < 0:
+            return i
+    return len(line)
+
+
+def left_out_term(line: str) -> list[str]:
+    """One term of a sum left out (the first one, or one after a + or -)."""
+    found = []
+    for m in re.finditer(r" [+-] ", line):
+        found.append(line[:m.start()] + line[_term_end(line, m.end()):])
+        head = max(line.rfind(c, 0, m.start()) for c in ("(", "[", "= ", ", "))
+        begin = head + (2 if line.startswith(("= ", ", "), head) else 1)
+        if head >= 0 and _term_end(line, begin) == m.start():
+            found.append(line[:begin] + line[m.end():])
+    return found
+
+
+def other_activation(line: str) -> list[str]:
+    """tanh for sigmoid and back, or a softmax over the other axis."""
+    found = _each(line, "np.tanh(", "sigmoid(") + _each(line, "sigmoid(", "np.tanh(")
+    for m in re.finditer(r"softmax\(", line):
+        end = _closing(line, m.end())
+        found.append(line[:m.end()] + "(" + line[m.end():end] + ").T).T" + line[end + 1:])
+    return found
+
+
+def transposed(line: str) -> list[str]:
+    """A transpose left out or added to the result, or the operands of a matrix product swapped."""
+    found = [line[:m.start()] + line[m.end():] for m in re.finditer(r"\.T\b", line)]
+    assigned = re.match(r"([\w\[\]:, ]+ = )(.+)$", line)
+    if assigned and "," not in assigned.group(1).split("[")[0]:
+        whole = _OPERAND.fullmatch(assigned.group(2))
+        found.append(assigned.group(1) + (assigned.group(2) if whole else f"({assigned.group(2)})") + ".T")
+    for m in re.finditer(r" @ ", line):
+        before = [o for o in _OPERAND.finditer(line[:m.start()]) if o.end() == m.start()]
+        after = _OPERAND.match(line, m.end())
+        if before and after:
+            a, b = before[-1], after
+            found.append(line[:a.start()] + b.group() + " @ " + a.group() + line[b.end():])
+    return found
+
+
+def accumulated(line: str) -> list[str]:
+    """``+=`` for ``=`` and back."""
+    if " += " in line:
+        return [line.replace(" += ", " = ", 1)]
+    target = re.match(r"[\w\[\]:, ]+ = ", line)
+    return [line.replace(" = ", " += ", 1)] if target and "," not in target.group().split("[")[0] else []
+
+
+def sibling_names(source: str) -> dict[str, list[str]]:
+    """{name: the names of ``source`` a learner could write for it}: those of its length sharing
+    its first letter or its last word (``dft``, ``dit``; ``a_next``, ``c_next``; ``n_x``, ``n_a``)."""
+    names = sorted({n for n in _NAME.findall(source) if n not in _KEYWORDS and not n.isupper()})
+    return {n: [o for o in names if o != n and len(o) == len(n)
+                and (o[0] == n[0] or o.split("_")[-1] == n.split("_")[-1])] for n in names}
+
+
+def line_rewrites(line: str, siblings: dict[str, list[str]]) -> list[list[str]]:
+    """The rewrites of one line's code in three tiers, most likely first: by each operator
+    above; each name written as a sibling name (a wrong variable); two edits together."""
+    ops = (left_out, other_axis, off_by_one, left_out_factor, left_out_term, other_activation, transposed, accumulated)
+    single = [r for op in ops for r in op(line)]
+    read = line.find(" = ") + 1   # a name read, not the one assigned
+    wrong_name = [line[:m.start()] + other + line[m.end():] for m in _NAME.finditer(line, read)
+                  for other in siblings.get(m.group(), [])]
+    twice = (other_axis, transposed, off_by_one, left_out_term)
+    double = [r2 for op in ops if op is not left_out for r in op(line) for other in twice if other is not op
+              for r2 in other(r)]
+    return [list(dict.fromkeys(r for r in tier if r != line)) for tier in (single, wrong_name, double)]

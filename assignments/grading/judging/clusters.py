@@ -4,15 +4,18 @@ Every function a learner got wrong carries a behaviour signature (judge.signatur
 outputs on the hidden cases, rounded and hashed, with the loop protocol it broke). Learners
 with the same signature made the same mistake, whatever their code looks like. ``clusters``
 groups the class by signature; a group whose functions no catalogued mistake names is a
-*candidate mistake*, listed first, with a draft catalog entry when one of the catalog's
-mutation operators, applied to the reference, reproduces the signature (checked by running
-the mutant through the judge, as a learner's function is run).
+*candidate mistake*, listed first, with a draft catalog entry when an edit of the reference
+reproduces the signature (checked by running the mutant through the judge, as a learner's
+function is run). A wrong behaviour one learner alone has is listed apart ("seen once").
 
-An operator is a catalogued edit: each (old, new) replacement of every mistake, applied where
-its ``old`` occurs, and its core (the part that differs once the common start and end are
-cut), applied at each place it occurs. The draft is a whole-line edit of the reference, so
-staff can paste it into the catalog. The search is bounded by counts of mutants run, largest
-groups first. Nothing here changes a grade.
+The edits tried (``search_order``): the learners' operators of contract/mutation.py on each
+line (a statement left out, the other axis, the neighbouring time step, a factor or term left
+out, the other activation, a transpose, += for =), each catalogued edit's core (the part that
+differs once the common start and end are cut) at each place it occurs, a name replaced by a
+sibling name, two operators on one line, and the catalogued edits last. The draft is a
+whole-line edit of the reference, so staff can paste it into the catalog. The search is
+bounded by counts of mutants run, one pass per function for all its groups. Nothing here
+changes a grade.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 import functools
@@ -20,11 +23,12 @@ import inspect
 import itertools
 from collections import Counter, defaultdict
 
+from ..contract import mutation
 from . import inprocess
 from .judge import Judge
 
-CLASS_TRIES = 120   # mutants run for all the drafts of a class together (about 0.05 to 0.15 s each)
-TRIES = 160         # mutants run for one group at most
+CLASS_TRIES = 120   # mutants run for all the drafts of a class together (about 0.03 s of CPU each)
+TRIES = 240         # mutants run for one function at most (all its groups together)
 # Budgets count mutants, not seconds, so that the same class always gives the same clusters.json.
 REPRESENTATIVE_LINES = 80
 
@@ -70,11 +74,30 @@ def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size
                     "wrong": _wrong_words(entries[(first, fn)]["feedback"]),
                     "representative": first, "code": _cut(code), "draft": None})
     out.sort(key=lambda g: (not g["candidate"], -g["size"], order.get(g["function"], 99), g["signature"]))
-    budget = [tries]   # what is left of it, spent by draft()
-    for g in out:
-        if assignment is not None and g["candidate"] and budget[0] > 0:
-            g["draft"] = draft(assignment, g["function"], g["signature"], budget=budget)
-    return {"groups": out, "unshared": dict(sorted(alone.items(), key=lambda kv: order.get(kv[0], 99)))}
+    if assignment is not None:
+        budget = [tries]   # what is left of it, spent by drafts(): functions in the order of their first group
+        wanted = defaultdict(list)
+        for g in out:
+            if g["candidate"]:
+                wanted[g["function"]].append(g["signature"])
+        found = {fn: drafts(assignment, fn, sigs, budget=budget) for fn, sigs in wanted.items()}
+        for g in out:
+            g["draft"] = found.get(g["function"], {}).get(g["signature"]) if g["candidate"] else None
+    return {"groups": out, "unshared": dict(sorted(alone.items(), key=lambda kv: order.get(kv[0], 99))),
+            "once": seen_once(results, entries, order, min_size)}
+
+
+def seen_once(results, entries, order, min_size=2):
+    """The wrong behaviours one learner alone has and no catalogued mistake names: candidate
+    mistakes too, but a single learner's may be a slip of their own, so they are listed apart
+    and without drafts. [{function, signature, student, wrong}] in the functions' order."""
+    if min_size < 2:
+        return []
+    alone = [(fn, sig, who[0]) for (fn, sig), who in groups(results, 1)[0].items()
+             if len(who) == 1 and not entries[(who[0], fn)]["diagnoses"]]
+    alone.sort(key=lambda k: (order.get(k[0], 99), k[2], k[1]))
+    return [{"function": fn, "signature": sig, "student": student,
+             "wrong": _wrong_words(entries[(student, fn)]["feedback"])} for fn, sig, student in alone]
 
 
 def _cut(code):
@@ -131,6 +154,29 @@ def candidates(reference_source, ops):
             yield old_line, new_line
 
 
+def _rewrites(reference_source, tier):
+    """(old line, new line) of the learners' operators (contract/mutation.py) of one tier,
+    line by line (the def line apart)."""
+    siblings = mutation.sibling_names(reference_source)
+    for line in reference_source.splitlines()[1:]:
+        code = line.strip()
+        if code and not code.startswith("#"):
+            yield from ((code, new) for new in mutation.line_rewrites(code, siblings)[tier])
+
+
+def search_order(reference_source, catalog):
+    """Every edit the draft search tries, in its order: one learner's operator; a catalogued
+    edit's core; a name written for a sibling; two operators on one line; a whole catalogued
+    edit (whose behaviour the catalog already names, so last). Each edit once."""
+    ops = operators(catalog)
+    whole = {pair for m in catalog.mistakes for variant in m.variants for pair in variant}
+    found = itertools.chain(_rewrites(reference_source, 0),
+                            candidates(reference_source, [op for op in ops if op not in whole]),
+                            _rewrites(reference_source, 1), _rewrites(reference_source, 2),
+                            candidates(reference_source, [op for op in ops if op in whole]))
+    return list(dict.fromkeys(edit for edit in found if edit[0] != edit[1] and edit[0] in reference_source))
+
+
 @functools.lru_cache(maxsize=4)
 def _reference_namespace(module):
     """The reference functions defined as a notebook's cells define them (run once)."""
@@ -154,18 +200,27 @@ def mutant_signature(assignment, function, source, judge=None):
 def draft(assignment, function, signature, tries=TRIES, budget=None):
     """A draft catalog entry whose mutant reproduces ``signature`` (checked by running it), or
     None. ``budget``: a one-item list, the class's mutants left, decreased as they run."""
+    return drafts(assignment, function, [signature], tries, budget).get(signature)
+
+
+def drafts(assignment, function, signatures, tries=TRIES, budget=None):
+    """{signature: draft catalog entry} for the ``signatures`` of ``function`` that a mutant
+    reproduces: one pass over the search order, each mutant run once for all of them, until
+    each has its draft or ``tries`` mutants (or the class's ``budget``) are spent."""
     reference_source = inspect.getsource(getattr(assignment.mistakes.reference, function))
     judge = Judge(assignment)
-    for old_line, new_line in itertools.islice(candidates(reference_source, operators(assignment.mistakes)), tries):
+    wanted, found = set(signatures), {}
+    for old_line, new_line in search_order(reference_source, assignment.mistakes)[:tries]:
+        if not wanted or (budget is not None and budget[0] <= 0):
+            break
         if budget is not None:
-            if budget[0] <= 0:
-                return None
             budget[0] -= 1
-        mutated = reference_source.replace(old_line, new_line, 1)
-        if mutant_signature(assignment, function, mutated, judge) == signature:
-            code = f"{function}_{signature[:6]}"
+        sig = mutant_signature(assignment, function, reference_source.replace(old_line, new_line, 1), judge)
+        if sig in wanted:
+            wanted.discard(sig)
+            code = f"{function}_{sig[:6]}"
             text = (f"Mistake({code!r}, {function!r},\n"
                     f"        edits(({old_line!r}, {new_line!r})),\n"
                     f"        \"TODO: what is wrong, why it matters, where to look (never the answer).\"),")
-            return {"code": code, "edit": [old_line, new_line], "checked": True, "entry": text}
-    return None
+            found[sig] = {"code": code, "edit": [old_line, new_line], "checked": True, "entry": text}
+    return found

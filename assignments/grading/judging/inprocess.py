@@ -2,6 +2,7 @@
 kernel path. For tests and for staff previewing the hidden tests; never for grading
 untrusted code.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here."""
+import functools
 import json
 
 from ..shipped import harness
@@ -12,8 +13,14 @@ from .judge import Judge, read_reply
 def kernel_namespace(assignment):
     """The private namespace the harness runs in: check module + harness, as in a kernel."""
     namespace = {"__name__": "__grader__"}
-    exec(compile(harness.kernel_source(assignment), "<grader>", "exec"), namespace)
+    exec(_compiled(harness.kernel_source(assignment)), namespace)
     return namespace
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(source):
+    """The harness compiled once (clusters.py runs a mutant through it many times)."""
+    return compile(source, "<grader>", "exec")
 
 
 def caller(assignment, functions):

@@ -275,7 +275,8 @@ def _clusters(found):
     if found is None:
         return None
     groups = [dict(g, students=g["students"][:SHOWN], more=max(0, len(g["students"]) - SHOWN)) for g in found["groups"]]
-    return {"groups": groups, "candidates": sum(g["candidate"] for g in groups), "unshared": found["unshared"]}
+    return {"groups": groups, "candidates": sum(g["candidate"] for g in groups), "unshared": found["unshared"],
+            "once": found.get("once", [])}
 
 
 def _similarity(found):

@@ -28,7 +28,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+import pygments.lexers
 from copydetect import utils as copydetect_utils
+from pygments import token
 
 CODE = "shared rare code"
 COMMENTS = "identical comments"
@@ -118,6 +120,40 @@ def _kgram_hashes(text: str, k: int) -> np.ndarray:
 _DOCSTRING = re.compile(r"""(def [^\n]*:[ \t]*\n)[ \t]*(\"\"\"|\'\'\')(?:.|\n)*?\2[ \t]*\n""")
 
 
+@functools.lru_cache(maxsize=None)
+def _lexer():
+    return pygments.lexers.get_lexer_by_name("python2")
+
+
+_VARIABLES = frozenset({token.Name, token.Name.Variable, token.Name.Attribute})
+_QUOTE = object()   # a string token: '"' for a lone quote, S for the rest
+
+
+@functools.lru_cache(maxsize=None)
+def _written_as(kind):
+    """What copydetect's ``filter_code`` writes for a token of this type, decided in its
+    order: a letter, "" for nothing, _QUOTE for a string part, None for the token's text."""
+    if kind in _VARIABLES:
+        return "V"
+    if kind in token.Name.Function:
+        return "F"
+    if kind in token.Name.Class:
+        return "O"
+    if kind == token.Comment.Preproc or kind == token.Comment.Hashbang:
+        return "P"
+    if kind in token.Text or kind in token.Comment:
+        return ""
+    return _QUOTE if kind in token.Literal.String else None
+
+
+# What makes pygments' reading of a line depend on the lines before it: a triple-quoted string,
+# a backslash, a backtick, a hashbang (which it only sees at the very start), a def, class,
+# from or import whose following blanks run to the next line. Without any of them every line
+# starts in the lexer's root state and no token runs past its newline, so lexing line by line
+# gives the tokens of lexing the whole.
+_ACROSS_LINES = re.compile("|".join([r'"""', r"'''", r"\\", "`", r"\n#!", r"(?:def|class|from|import)\s*\n"]))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def normalised_code(source: str) -> str:
     """copydetect's normal form: names V, functions F, strings S; comments and spaces gone.
@@ -125,9 +161,41 @@ def normalised_code(source: str) -> str:
     Through pygments' Python 2 lexer, which gives Python 3 code of this kind the same normal
     form as the Python 3 lexer at under half the cost, except that it reads ``a@b`` as a
     decorator: spacing every ``@`` first makes it the operator again. Docstrings go first.
-    Cached: tokenising is most of the time, and a regrade sees the same cells again."""
+    copydetect's ``filter_code`` writes the same text (tests/test_similarity.py compares them);
+    this skips the offsets it also computes, decides each token type once, and reads a line
+    the class has seen before from a cache (lines repeat across a class: the template's, the
+    common idioms), unless the source has something that carries across lines."""
     source = _DOCSTRING.sub(r"\1", source).replace("@", " @ ")
-    return copydetect_utils.filter_code(source, "cell.py", language="python2")[0]
+    text = _lexer()._preprocess_lexer_input(source)   # what get_tokens lexes: ends with a newline
+    if _ACROSS_LINES.search(text):
+        return _normal(text)
+    return "".join(_normal_line(line + "\n") for line in text.split("\n")[:-1])
+
+
+def _normal(text):
+    out = []
+    for _, kind, value in _lexer().get_tokens_unprocessed(text):
+        written = _written_as(kind)
+        out.append(value if written is None else ('"' if value in ("'", '"') else "S") if written is _QUOTE else written)
+    return "".join(out)
+
+
+_normal_line = functools.lru_cache(maxsize=1 << 17)(_normal)
+
+
+def winnowed(hashes: np.ndarray, window: int) -> frozenset:
+    """The hashes copydetect's robust winnowing picks (its ``winnow``, duplicates removed).
+
+    It keeps, for each window of ``window`` hashes (the first ones shorter), the smallest as a
+    float64; when two hashes of a window are equal as float64 which one it keeps depends on
+    its history, so such an array goes through copydetect itself. Otherwise each window's
+    smallest is unique and is what it keeps: a vectorised minimum over the windows."""
+    as_float = hashes.astype(np.float64)
+    if any(np.any(as_float[d:] == as_float[:-d]) for d in range(1, min(window, len(hashes)))):
+        return frozenset(int(h) for h in copydetect_utils.winnow(hashes, window)[0])
+    padded = np.concatenate([np.full(window - 1, np.inf), as_float])
+    lowest = np.lib.stride_tricks.sliding_window_view(padded, window).argmin(axis=1)
+    return frozenset(int(h) for h in np.unique(hashes[lowest + np.arange(len(hashes)) - (window - 1)]))
 
 
 def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset:
@@ -135,8 +203,7 @@ def fingerprints(source: str, settings: Settings, boilerplate=None) -> frozenset
     hashes = _kgram_hashes(normalised_code(source), settings.k)
     if len(hashes) == 0:
         return frozenset()
-    picked, _ = copydetect_utils.winnow(hashes, settings.window)
-    found = frozenset(int(h) for h in picked)
+    found = winnowed(hashes, settings.window)
     return found - boilerplate if boilerplate else found
 
 
