@@ -137,7 +137,7 @@ def test_the_report_shows_the_groups(uncatalogued, tmp_path):
     # the behaviour one learner alone has, no code naming it: after the groups, collapsed
     once = html[html.index('<details id="clusters-once">'):]
     assert html.index('id="cluster-') < html.index('id="clusters-once"')
-    assert "Seen once: 1 wrong behaviour" in once and 'id="once-rnn_cell_forward-0123456789abcdef"' in once
+    assert "no catalogued mistake names (1;" in once and 'id="once-rnn_cell_forward-0123456789abcdef"' in once
     assert "<td>cal</td>" in once and "dan" not in once, "a named mistake seen once is no candidate"
     assert json.load(open(json_path))["clusters"]["once"] == found["once"]
     assert report.build(results)["clusters"] is None
