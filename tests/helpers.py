@@ -1,6 +1,7 @@
 """What the tests share that is not a fixture: the course's paths, building the sample
 class, comparing notebooks and gradebooks, a browser. Imported as ``from helpers import ...``
 (conftest.py keeps the fixtures and the markers)."""
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -16,6 +17,37 @@ from assignments.grading.authoring.generated import write_generated  # noqa: E40
 from assignments.rnn_step_by_step import ASSIGNMENT as A  # noqa: E402
 
 RELEASE = os.path.join(REPO, "release", A.id)
+
+# The setting that puts stock nbgrader in place of every piece of grading/upstream/
+# (nbgrader_config.py reads it): the whole suite passes with it on too (docs/testing.md).
+STOCK_SETTING = "RNN_COURSE_STOCK_NBGRADER"
+STOCK_MODE = os.environ.get(STOCK_SETTING, "") == "1"
+
+
+@contextlib.contextmanager
+def gradebook_savings():
+    """The course's savings in nbgrader's gradebook (upstream/speedups.py) installed within
+    the block, as the course's own config has them, even in a stock-mode run (where grading
+    takes them out); the state found is put back afterwards."""
+    import nbgrader.api
+
+    from assignments.grading.upstream import speedups
+    had = nbgrader.api.Gradebook.__init__ is speedups._gradebook_init
+    assert speedups.install()
+    try:
+        yield
+    finally:
+        speedups.use(had)
+
+
+@contextlib.contextmanager
+def course_pieces():
+    """The course's own pieces (grading/upstream/) configured within the block, even in a
+    stock-mode run: for the tests that compare one of them with nbgrader's own, which
+    would otherwise compare nbgrader with itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(STOCK_SETTING, raising=False)
+        yield
 
 
 def tree_digest(root):
@@ -124,21 +156,23 @@ def graded_release(config):
 
 
 def sql_statements(db_url, run):
-    """run() while counting the SQL statements sent to the database (by their first word)."""
+    """run() while counting the SQL statements sent to the database ``db_url`` (by their
+    first word), through any engine: the course's shared one (upstream/speedups.py) or
+    one nbgrader builds itself (stock mode, RNN_COURSE_STOCK_NBGRADER=1)."""
     import collections
 
     from sqlalchemy import event
-
-    from assignments.grading.upstream import speedups
-    engine, counted = speedups._engine(db_url), collections.Counter()
+    from sqlalchemy.engine import Engine, make_url
+    database, counted = make_url(db_url).database, collections.Counter()
 
     def count(conn, cursor, statement, *_):
-        counted[statement.split()[0].upper()] += 1
-    event.listen(engine, "before_cursor_execute", count)
+        if conn.engine.url.database == database:
+            counted[statement.split()[0].upper()] += 1
+    event.listen(Engine, "before_cursor_execute", count)
     try:
         result = run()
     finally:
-        event.remove(engine, "before_cursor_execute", count)
+        event.remove(Engine, "before_cursor_execute", count)
     return result, counted
 
 

@@ -73,6 +73,36 @@ def test_a_job_that_hangs_or_loses_its_harness_says_so(tmp_path):
     assert [r["case"] for r in info.value.replies] == [0]
 
 
+def test_a_line_cut_short_while_the_harness_did_not_serve_is_dropped(tmp_path):
+    """A learner's cell run by a request of its own (stock nbgrader) writes to the socket and
+    is interrupted mid-line: the stray bytes are dropped when the harness is started, and
+    its "serving" line and the job's replies are read whole. Without the drop, the cut line
+    swallows the harness's first line (the check can fail)."""
+    def serving(ch, drop):
+        fake.link.sendall(b"[" * 5000)   # a line the learner never ended (on a Unix socket, queued now)
+        if drop:
+            ch.serve_code()
+        fake.link.sendall(json.dumps({"serving": "n1"}).encode() + b"\n")   # the harness, once started
+        ch.nonce = "n1"
+        try:
+            ch.started(timeout=1)
+        except ChannelTimeout:
+            return False
+        return ch.serving
+
+    for drop, expected in ((False, False), (True, True)):
+        ch = Channel("", max_reply_bytes=1000)
+        ch.listen(str(tmp_path))
+        ch.setup_code()
+        fake = FakeHarness(ch, lambda job: [{"nonce": job["nonce"], "case": 0}, {"nonce": job["nonce"], "end": True}])
+        ch.connect(timeout=5)
+        assert serving(ch, drop) is expected
+        if drop:
+            fake.thread.start()
+            assert [r["case"] for r in ch.ask({"op": "call"}, timeout=5)] == [0] and ch.refused == []
+        ch.close()
+
+
 def test_a_harness_that_does_not_say_the_token_is_refused(tmp_path):
     ch = Channel("", max_reply_bytes=1000)
     ch.listen(str(tmp_path))

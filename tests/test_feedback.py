@@ -6,7 +6,8 @@ import re
 
 import nbformat
 import nbgrader
-from helpers import REPO, chromium, screenshot_ink
+import pytest
+from helpers import REPO, STOCK_MODE, chromium, course_pieces, screenshot_ink
 from nbconvert.exporters import HTMLExporter
 from traitlets.config import Config
 
@@ -27,10 +28,35 @@ addEventListener("load", () => {
 </script>"""
 
 
-def page(sample_class, student):
-    path = os.path.join(sample_class["out"], "feedback", student, "rnn_step_by_step", "rnn_step_by_step.html")
+@pytest.fixture(scope="module")
+def pages(sample_class, tmp_path_factory):
+    """The folder of the sample class's feedback pages drawn by FeedbackExporter: the class's
+    own, or in a stock-mode run (whose pages are nbconvert's) drawn again from its graded
+    notebooks as the course's config draws them."""
+    if not STOCK_MODE:
+        return os.path.join(sample_class["out"], "feedback")
+    from nbgrader.converters import GenerateFeedback
+
+    from assignments.grading.run.course import coursedir, load_config
+    folder = str(tmp_path_factory.mktemp("our_feedback"))
+    with course_pieces():
+        config = load_config(sample_class["out"], None, autograded_directory="autograded", feedback_directory=folder)
+    for student in sorted(os.listdir(os.path.join(sample_class["out"], "autograded"))):
+        GenerateFeedback(coursedir=coursedir(config, "rnn_step_by_step", student), config=config).start()
+    return folder
+
+
+def page(folder, student):
+    path = os.path.join(folder, student, "rnn_step_by_step", "rnn_step_by_step.html")
     with open(path, encoding="utf-8") as f:
         return path, f.read()
+
+
+def test_the_class_pages_are_nbconverts_in_stock_mode_alone(sample_class):
+    """A stock-mode run (RNN_COURSE_STOCK_NBGRADER=1) draws the class's pages with nbconvert's
+    own exporter, which leaves the math to MathJax; a normal run, with FeedbackExporter."""
+    _, html = page(os.path.join(sample_class["out"], "feedback"), "ben")
+    assert ("MathJax" in html) is STOCK_MODE and ('<math xmlns="http://www.w3.org/1998/Math/MathML"' in html) is not STOCK_MODE
 
 
 def probe(tmp_path, html, name):
@@ -43,8 +69,8 @@ def probe(tmp_path, html, name):
     return json.loads(found.group(1).replace("&quot;", '"'))
 
 
-def test_page_loads_nothing_and_keeps_no_tex(sample_class, assignment):
-    _, html = page(sample_class, "ben")
+def test_page_loads_nothing_and_keeps_no_tex(pages, assignment):
+    _, html = page(pages, "ben")
     assert "<script" not in html and "MathJax" not in html and "cdnjs" not in html
     assert not re.search(r'(src|href)="(https?:)?//', html) and "<link" not in html
     assert "$$" not in html
@@ -53,11 +79,13 @@ def test_page_loads_nothing_and_keeps_no_tex(sample_class, assignment):
     assert html.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"') >= displayed > 5
 
 
-def test_summary_names_each_function_with_its_score(sample_class):
+@pytest.mark.parametrize("drawn_by", ["the class's run", "FeedbackExporter"])
+def test_summary_names_each_function_with_its_score(sample_class, pages, drawn_by):
+    folder = pages if drawn_by == "FeedbackExporter" else os.path.join(sample_class["out"], "feedback")
     for s in sample_class["results"]["submissions"]:
         if s["status"] == "unreadable":
             continue
-        _, html = page(sample_class, s["student"])
+        _, html = page(folder, s["student"])
         toc = re.search(r'<div id="toc">(.*?)</div>', html, re.S).group(1)
         assert "Test cell" not in toc
         items = re.findall(r"<li>(.*?)</li>", toc, re.S)
@@ -69,8 +97,8 @@ def test_summary_names_each_function_with_its_score(sample_class):
                 assert f"<code>{code}</code>" in item
 
 
-def test_math_is_drawn_offline_in_chromium(sample_class, tmp_path):
-    path, html = page(sample_class, "chloe")
+def test_math_is_drawn_offline_in_chromium(pages, tmp_path):
+    path, html = page(pages, "chloe")
     seen = probe(tmp_path, html, "ours")
     print(f"\n[measure] feedback page offline: {seen['drawn']} of {seen['math']} formulas drawn as MathML")
     assert seen["math"] > 20 and seen["drawn"] == seen["math"] and not seen["dollars"] and not seen["tex"]
@@ -182,7 +210,8 @@ def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path, 
     Markdown and the code of a submission drawn (as graded pages will ask for them), and
     shrugs at a notebook it cannot read."""
     from assignments.grading.run.course import load_config
-    config = load_config(str(tmp_path), None)
+    with course_pieces():   # FeedbackExporter, even in stock mode (nbconvert's exporter keeps no cache)
+        config = load_config(str(tmp_path), None)
     with open(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), "rb") as f:
         text = f.read()
     nb = nbformat.reads(text, as_version=4)

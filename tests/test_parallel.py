@@ -5,7 +5,7 @@ import os
 
 import nbconvert.exporters.html
 from bs4 import BeautifulSoup
-from helpers import gradebook_dump
+from helpers import course_pieces, gradebook_dump
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
@@ -55,7 +55,8 @@ def test_feedback_page_is_nbgraders_own(sample_class, tmp_path, monkeypatch):
     out = sample_class["out"]
     pages = {}
     for name, exporter in (("stock", StockOnCoursePage), ("ours", None)):
-        config = load_config(out, None, autograded_directory="autograded", feedback_directory=str(tmp_path / name))
+        with course_pieces():   # ours: FeedbackExporter, even in stock mode
+            config = load_config(out, None, autograded_directory="autograded", feedback_directory=str(tmp_path / name))
         config.GenerateFeedback.force = True
         if exporter:
             config.GenerateFeedback.exporter_class = exporter

@@ -4,10 +4,19 @@ import subprocess
 import sys
 
 import nbgrader
+import pytest
+from helpers import gradebook_savings
 from sqlalchemy.engine import Engine
 
 from assignments.grading.authoring.generated import write_generated
 from assignments.grading.upstream import speedups
+
+
+@pytest.fixture
+def savings():
+    """The savings installed for the test, whatever the run's mode (helpers.gradebook_savings)."""
+    with gradebook_savings():
+        yield
 
 
 def test_written_for_the_pinned_nbgrader():
@@ -54,7 +63,7 @@ def test_cached_metadata_validation_raises_what_jsonschema_raises():
         assert ours.value.message == stock.value.message
 
 
-def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
+def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path, savings):
     """record.seed's gradebook (scratch: only its bytes are kept) against the class's: the
     same assignment rows; its commits skip the journal file and the flushes to disk, the
     class's keep SQLite's defaults."""
@@ -70,6 +79,7 @@ def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
     shutil.copytree(A.source_dir, tmp_path / "source" / A.id, ignore=shutil.ignore_patterns("__pycache__"))
     write_generated(A, str(tmp_path / "source" / A.id), reuse_release=True)
     config = load_config(str(tmp_path))
+    config.Upstream.stock = False   # the course's savings, even in a stock-mode run
     config.GenerateAssignment.force = True   # as grading does: the seed's release is made again
     modes = []
 
@@ -95,7 +105,7 @@ def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path):
         assert rows[0] and len(rows[0]) == len(rows[1]), table
 
 
-def test_a_gradebook_closed_keeps_the_shared_pool_and_a_fork_gets_its_own(tmp_path):
+def test_a_gradebook_closed_keeps_the_shared_pool_and_a_fork_gets_its_own(tmp_path, savings):
     """Opening and closing the class's gradebook again and again connects once (nbgrader's
     close would dispose of the engine, and each opening would connect anew). A process
     forked with a connection in the pool leaves it to its parent, which goes on using it."""

@@ -121,7 +121,8 @@ class Channel:
 
     def serve_code(self):
         """The code of the one request that runs the harness's ``serve``: ``started`` then
-        waits for its first line."""
+        waits for its first line. What is on the socket before then is dropped (``_drop_stray``)."""
+        self._drop_stray()
         self.nonce = secrets.token_hex(8)
         return ENTRY.format(cls="Grader_" + self.token, entry="serve", args=repr(self.nonce))
 
@@ -183,6 +184,25 @@ class Channel:
             _unlink(self.path)
         self._listener = self._link = None
         self._pending, self._skipping, self.serving = b"", False, False
+
+    def _drop_stray(self):
+        """Drop what is on the socket while the harness does not serve: the harness writes
+        only while it serves, so these bytes are the learner's. A cell that nbclient ran
+        with a request of its own (stock nbgrader, or a cell the harness cannot serve) may
+        have written there, and when it was interrupted mid-write, left a line cut short
+        that would swallow the harness's next line. At most what is there now, and no more
+        than max_reply_bytes: whatever comes later is read as any reply is."""
+        self._pending, self._skipping, dropped = b"", False, 0
+        while self._link is not None and dropped <= self.max_reply_bytes:
+            try:
+                if not select.select([self._link], [], [], 0)[0]:
+                    return
+                chunk = self._link.recv(1 << 20)
+            except (OSError, ValueError):   # ValueError: a socket closed meanwhile
+                return
+            if not chunk:   # the harness's end is gone: ``started`` finds out
+                return
+            dropped += len(chunk)
 
     def _line(self, deadline):
         """The next line from the harness, decoded (None when it is not JSON or longer than
