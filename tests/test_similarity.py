@@ -150,6 +150,37 @@ def test_similarity_json_has_the_contract_shape(base, catalogued):
     assert compare(base, subs, signatures=sigs, catalogued=catalogued) == report
 
 
+def test_the_evidence_is_said_in_the_instructors_language(base, catalogued):
+    """similarity.json keeps its words in English; the report says each item again, from the
+    counts the item keeps, in the instructor's language: in Chinese every sentence is
+    translated, with its numbers and functions, and the same items give the English back."""
+    from assignments.grading.contract import messages
+    from assignments.grading.reports import report as R
+    subs = dict(base["independent"], copy=dict(base["independent"]["kofi"]))
+    wrong = corpus.signatures(corpus.independent()["hana"])["rnn_cell_backward"]
+    sigs = {"kofi": {"rnn_cell_backward": wrong}, "quinn": {"rnn_cell_backward": wrong}}
+    found = compare(base, subs, signatures=sigs, catalogued=catalogued)
+    items = [e for p in found["pairs"] for e in p["evidence"]]
+    assert {e["kind"] for e in items} >= {S.CODE, S.COMMENTS, S.BEHAVIOUR}
+    zh = messages.speaker("zh-CN")
+    for e in items:
+        assert S.words(e) == e["detail"]
+        said = S.words(e, zh)
+        assert said != e["detail"] and re.search(r"[\u4e00-\u9fff]", said) and "{" not in said
+        if e["kind"] == S.BEHAVIOUR:
+            assert all(f in said for f in e["functions"])
+        else:
+            assert f"{len(e['functions'])} 个" in said if e["functions"] else "零散" in said
+            assert str(e["items"]) in said or e["kind"] == S.NAMES
+    sim = R._similarity(dict(found, pairs=[dict(p, flagged=True) for p in found["pairs"]]))
+    page = R._similarity_words(sim, zh)
+    assert page["note"] == zh(S.NOTE) != S.NOTE
+    shown = found["pairs"][:len(page["flagged"])]
+    assert [e["detail"] for p in page["flagged"] for e in p["evidence"]] == [
+        S.words(e, zh) for p in shown for e in p["evidence"]]
+    assert R._similarity_words(sim, R.english) is sim
+
+
 def test_fingerprints_do_not_depend_on_the_process(base):
     source = base["independent"]["kofi"]["lstm_cell_backward"]
     here = sorted(S.fingerprints(source, S.Settings()))

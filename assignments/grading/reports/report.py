@@ -288,6 +288,18 @@ def _similarity(found):
             "flagged": flagged[:ROWS], "more": max(0, len(flagged) - ROWS)}
 
 
+def _similarity_words(sim, say):
+    """The copying evidence's words said with ``say`` (similarity.json keeps them in English);
+    an item written before its counts were kept stays as it was written."""
+    if sim is None or say is english:
+        return sim
+    from . import similarity
+    said = [dict(p, evidence=[dict(e, detail=similarity.words(e, say)) if "of" in e or e["kind"] == similarity.BEHAVIOUR
+                              else e for e in p["evidence"]]) for p in sim["flagged"]]
+    written = sim["note"]
+    return dict(sim, flagged=said, note=say(similarity.NOTE) if written == similarity.NOTE else written)
+
+
 # ---------------------------------------------------------------- the charts
 
 def _histogram_chart(hist, name, xlabel, color, say):
@@ -374,7 +386,8 @@ def render(report, charts=True, say=english, lang="en"):
         css = f.read()
     said, names = _page_words(say)
     return _environment().get_template("report.html.j2").render(
-        r=report, n=n, sc=sc, flagged=flagged, charts=drawn, css=css, say=said, names=names, lang=lang,
+        r=dict(report, similarity=_similarity_words(report["similarity"], say)), n=n, sc=sc, flagged=flagged,
+        charts=drawn, css=css, say=said, names=names, lang=lang,
         n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
 
 

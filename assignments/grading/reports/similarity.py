@@ -39,8 +39,20 @@ LINES = "identical lines"
 BEHAVIOUR = "identical rare wrong behaviour"
 TEXT_KINDS = (CODE, COMMENTS, NAMES, LINES)
 KNOWN = "known:"
-NOTE = ("Evidence for a person to weigh, never a grade change: each item says what two submissions share "
-        "and how rare it is in this class; what the release and the reference contain is left out.")
+
+
+def N_(text):
+    """Marks a sentence for the course's catalog (Babel extracts it); said later with ``say``."""
+    return text
+
+
+def english(template, **fields):
+    """``say`` without a catalog: the template's own English, its {fields} filled in."""
+    return template.format(**fields) if fields else template
+
+
+NOTE = N_("Evidence for a person to weigh, never a grade change: each item says what two submissions share "
+          "and how rare it is in this class; what the release and the reference contain is left out.")
 
 _COMMON_NAMES = frozenset(keyword.kwlist) | frozenset(dir(builtins))
 
@@ -389,8 +401,9 @@ def _pair(pair, cells, mass, behaviour, functions, settings):
     if behaviour:
         strength = 1.0 - 0.5 ** len(behaviour)
         keep *= 1.0 - settings.weight[BEHAVIOUR] * strength
-        evidence.append({"kind": BEHAVIOUR, "functions": [f for f in functions if f in behaviour],
-                         "strength": round(strength, 3), "detail": _behaviour_words(behaviour, functions)})
+        item = {"kind": BEHAVIOUR, "functions": [f for f in functions if f in behaviour],
+                "strength": round(strength, 3)}
+        evidence.append(dict(item, detail=words(item)))
     score = round(1.0 - keep, 3)
     named = {f for e in evidence for f in e["functions"]}
     evidence.sort(key=lambda e: (-e["strength"], e["kind"]))
@@ -398,31 +411,41 @@ def _pair(pair, cells, mass, behaviour, functions, settings):
             "functions": [f for f in functions if f in named], "evidence": evidence}
 
 
-def _in(named, total):
-    return f"in {len(named)} of {total} functions" if named else "spread thinly over several functions"
-
-
 def _evidence(kind, found, total):
-    """One kind's evidence, in words that say what it is and what it is not."""
-    n, only, named = found["items"], found["exclusive"], found["functions"]
-    rest = ("none of them in any other submission" if only == n else f"{only} of them in no other submission"
-            if only else "each also in a few other submissions, which lowers its weight")
-    if kind == CODE:
-        detail = (f"shared rare code {_in(named, total)}: {n} winnowed fingerprints of normalised code "
-                  f"(names, comments and layout ignored), {rest}; the release's code and the reference's are left out")
-    elif kind == COMMENTS:
-        detail = f"identical comments {_in(named, total)}: {n} comments, {rest}; the release's hints are left out"
-    elif kind == NAMES:
-        shown = ", ".join(sorted(set(found["sample"]))[:8])
-        detail = (f"identical rare names {_in(named, total)}: {shown}; names the release or the reference "
-                  f"use are left out")
-    else:
-        detail = (f"identical lines, spacing included, {_in(named, total)}: {n} lines, {rest}; "
-                  f"lines of the release and the reference are left out")
-    return {"kind": kind, "functions": named, "strength": round(found["score"], 3), "detail": detail}
+    """One kind's evidence: what was counted (``items`` shared, ``exclusive`` of them in no
+    other submission, ``names`` shown, ``of`` the assignment's functions) and, in ``detail``,
+    the English of ``words``."""
+    item = {"kind": kind, "functions": found["functions"], "strength": round(found["score"], 3),
+            "items": found["items"], "exclusive": found["exclusive"], "of": total}
+    if kind == NAMES:
+        item["names"] = sorted(set(found["sample"]))[:8]
+    item["detail"] = words(item)
+    return item
 
 
-def _behaviour_words(behaviour, functions):
-    named = [f for f in functions if f in behaviour]
-    return (f"identical wrong outputs in {', '.join(named)}: no other submission behaves so and no catalogued "
-            f"mistake explains it (the same wrong behaviour, not necessarily the same code)")
+def words(item: dict, say=english) -> str:
+    """One item of evidence in words that say what it is and what it is not, said with
+    ``say`` (``say(template, **fields)``; the report hands over the instructor's language's)."""
+    named = item["functions"]
+    if item["kind"] == BEHAVIOUR:
+        return say(N_("identical wrong outputs in {functions}: no other submission behaves so and no catalogued "
+                      "mistake explains it (the same wrong behaviour, not necessarily the same code)"),
+                   functions=", ".join(named))
+    where = (say(N_("in {n} of {total} functions"), n=len(named), total=item["of"]) if named
+             else say(N_("spread thinly over several functions")))
+    n, only = item["items"], item["exclusive"]
+    rest = (say(N_("none of them in any other submission")) if only == n
+            else say(N_("{only} of them in no other submission"), only=only) if only
+            else say(N_("each also in a few other submissions, which lowers its weight")))
+    if item["kind"] == CODE:
+        return say(N_("shared rare code {where}: {n} winnowed fingerprints of normalised code (names, comments and "
+                      "layout ignored), {rest}; the release's code and the reference's are left out"),
+                   where=where, n=n, rest=rest)
+    if item["kind"] == COMMENTS:
+        return say(N_("identical comments {where}: {n} comments, {rest}; the release's hints are left out"),
+                   where=where, n=n, rest=rest)
+    if item["kind"] == NAMES:
+        return say(N_("identical rare names {where}: {names}; names the release or the reference use are left out"),
+                   where=where, names=", ".join(item["names"]))
+    return say(N_("identical lines, spacing included, {where}: {n} lines, {rest}; lines of the release and the "
+                  "reference are left out"), where=where, n=n, rest=rest)
