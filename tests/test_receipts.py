@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import nbformat
 import numpy as np
 import pytest
 from helpers import REPO, A, build_samples, gradebook_dump
@@ -187,3 +188,46 @@ def test_grades_csv_is_what_nbgraders_export_plugin_writes(graded, tmp_path):
         pipeline.sort_rows(str(tmp_path / name))
     theirs = (tmp_path / "theirs.csv").read_bytes()
     assert (tmp_path / "ours.csv").read_bytes() == theirs and b"dana,Doe,Dana" in theirs and theirs.count(b"\n") == 8
+
+
+def evidence_outputs(own):
+    """{path: bytes} of the copying evidence, the clusters, the pairs' pages and the report."""
+    names = ["similarity.json", "clusters.json", "report.json", "report.html"]
+    found = {n: open(os.path.join(own, n), "rb").read() for n in names}
+    return dict(found, **{os.path.join("pairs", k): v for k, v in files(os.path.join(own, "pairs")).items()})
+
+
+@pytest.mark.sandbox
+def test_a_rerun_reads_only_the_new_cells_and_writes_the_evidence_of_a_run_from_scratch(fresh, monkeypatch):
+    from assignments.grading.reports import report, similarity
+    from assignments.grading.run import evidence
+    subs, out = fresh
+    own = os.path.join(out, "results", A.id)
+    source = os.path.join(subs, "submitted", "ben", A.id, A.notebook + ".ipynb")
+    nb = json.load(open(source, encoding="utf-8"))
+    for cell in nb["cells"]:   # ben's answers, each with a comment of zoe's own: a new pair, rarer items for ben
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = "".join(cell["source"]) + "\n# zoe was here, with a rare note\n"
+    os.makedirs(os.path.join(subs, "submitted", "zoe", A.id))
+    with open(os.path.join(subs, "submitted", "zoe", A.id, A.notebook + ".ipynb"), "w", encoding="utf-8") as f:
+        json.dump(nb, f)
+    read, document = [], similarity.document
+    monkeypatch.setattr(similarity, "document", lambda src, *a: read.append(src) or document(src, *a))
+    before = json.load(open(os.path.join(own, "similarity.json"), encoding="utf-8"))
+    run = pipeline.grade_class(A, subs, out, workers=2)
+    assert run.graded == ["zoe"]
+    incremental = evidence_outputs(own)
+    after = json.loads(incremental["similarity.json"])
+    assert ["ben", "zoe"] in [[p["a"], p["b"]] for p in after["pairs"]] and after != before
+    code = evidence.class_code(A, pipeline.run_config(out, None, True, None, 2, None), CLASS + ["zoe"])
+    others = {src for s, cells in code.items() if s != "zoe" for src in cells.values()}
+    assert read and sorted(read) == sorted({src for src in code["zoe"].values() if src.strip() and src not in others})
+    # from scratch, into another folder: the same results, no cache
+    scratch = os.path.join(out, "scratch")
+    os.makedirs(scratch)
+    results = json.load(open(os.path.join(own, "results.json"), encoding="utf-8"))
+    release_nb = nbformat.read(os.path.join(out, pipeline.WORK, "release", A.id, A.notebook + ".ipynb"), as_version=4)
+    config = pipeline.run_config(out, None, True, None, 2, None)
+    found = evidence.write(A, results, scratch, config, release_nb, None, evidence.Cache(None, ""), jobs=1)
+    report.write(results, scratch, report.catalog_messages(A), report.load_timings(os.path.join(own, "timings.csv")), *found)
+    assert evidence_outputs(scratch) == incremental

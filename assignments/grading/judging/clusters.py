@@ -53,10 +53,11 @@ def _wrong_words(feedback):
     return [line.strip(" -") for line in lines if line.strip()][:8]
 
 
-def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size=2):
+def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size=2, drafter=None):
     """The class grouped by behaviour signature, candidate mistakes first (then by size).
     ``sources``: {student: {function: code}} for the representatives' code; ``assignment``: to
-    search for drafts (none without it)."""
+    search for drafts (none without it); ``drafter``: called as ``draft`` is, instead of it
+    (one that remembers an earlier run's drafts, say)."""
     kept, alone = groups(results, min_size)
     entries = {(s["student"], e["id"]): e for s in results["submissions"] for e in s["exercises"]}
     order = {e["id"]: i for s in results["submissions"][:1] for i, e in enumerate(s["exercises"])}
@@ -73,7 +74,7 @@ def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size
     budget = [tries]   # what is left of it, spent by draft()
     for g in out:
         if assignment is not None and g["candidate"] and budget[0] > 0:
-            g["draft"] = draft(assignment, g["function"], g["signature"], budget=budget)
+            g["draft"] = (drafter or draft)(assignment, g["function"], g["signature"], budget=budget)
     return {"groups": out, "unshared": dict(sorted(alone.items(), key=lambda kv: order.get(kv[0], 99)))}
 
 

@@ -182,8 +182,9 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
+    cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
-                     evidence_of=(release_nb, known_solutions))
+                     evidence_of=(release_nb, known_solutions, cache))
     sweeper.join()
     changes = receipts.grade_changes(plan.earlier, results, records)
     if changes:
@@ -357,7 +358,9 @@ def seeded(config, aid, work):
         with open(os.path.join(kept, "seed.db"), "rb") as f:
             return f.read()
     seed = record.seed(config, aid, os.path.join(work, "seed.db"))
-    shutil.rmtree(os.path.join(work, CACHE), ignore_errors=True)
+    for name in os.listdir(os.path.join(work, CACHE)) if os.path.isdir(os.path.join(work, CACHE)) else ():
+        if os.path.isdir(os.path.join(work, CACHE, name)):   # an earlier seed (the files beside are evidence.Cache's)
+            shutil.rmtree(os.path.join(work, CACHE, name), ignore_errors=True)
     shutil.copytree(release, os.path.join(kept + ".part", "release"))
     with open(os.path.join(kept + ".part", "seed.db"), "wb") as f:
         f.write(seed)
@@ -395,8 +398,9 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
     ``partial`` run (some students only) keeps the earlier results of the others; ``kept``:
     the earlier entries of the students a run did not grade again (their receipts held).
-    ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
-    clusters and the copying evidence, written after results.json (they never change it)."""
+    ``evidence_of``: (the release notebook, the known solutions' folder or None, and an
+    evidence.Cache) for the clusters and the copying evidence, written after results.json
+    (they never change it)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
