@@ -20,16 +20,37 @@ import ast
 import builtins
 import functools
 import hashlib
+import importlib
+import importlib.util
 import itertools
 import keyword
 import multiprocessing
 import re
+import sys
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-from copydetect import utils as copydetect_utils
+
+
+def _copydetect_utils():
+    """copydetect's tokeniser and winnowing (its ``utils`` module), imported without its
+    package's ``__init__``, which imports its report maker and so matplotlib.pyplot (the
+    larger part of a rerun's imports) for pages this engine never makes. The package stands
+    in ``sys.modules`` empty while ``utils`` is imported, then is taken out: a later ``import
+    copydetect`` runs its ``__init__`` as usual and finds this same ``utils``."""
+    if "copydetect.utils" not in sys.modules and "copydetect" not in sys.modules:
+        package = importlib.util.module_from_spec(importlib.util.find_spec("copydetect"))
+        sys.modules["copydetect"] = package
+        try:
+            importlib.import_module("copydetect.utils")
+        finally:
+            del sys.modules["copydetect"]
+    return importlib.import_module("copydetect.utils")
+
+
+copydetect_utils = _copydetect_utils()
 
 CODE = "shared rare code"
 COMMENTS = "identical comments"

@@ -153,6 +153,7 @@ class Cache:
         self.path, self.key = path, key
         self.notebooks, self.cells, self.drafts = {}, {}, {}
         self.used_notebooks, self.used_drafts = set(), set()
+        self.loaded = None
         if path and not fresh:
             self._load()
 
@@ -168,6 +169,7 @@ class Cache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return
         self.notebooks, self.cells, self.drafts = notebooks, cells, drafts
+        self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts))
 
     def keep_notebook(self, key):
         self.used_notebooks.add(key)
@@ -188,15 +190,15 @@ class Cache:
         return self.drafts[key][0]
 
     def save(self, sources):
-        """Write the file, with the items of ``sources`` (the cells of this run) only."""
-        if not self.path:
-            return
+        """Write the file, with the items of ``sources`` (the cells of this run) only; not
+        when it holds them already (what a key names never changes)."""
         used = {similarity.source_key(src) for src in sources if src and src.strip()}
-        data = {"key": self.key,
-                "notebooks": {k: self.notebooks[k] for k in sorted(self.used_notebooks)},
-                "cells": {k: {kind: sorted(items) for kind, items in self.cells[k].items()}
-                          for k in sorted(used & set(self.cells))},
-                "drafts": {k: list(self.drafts[k]) for k in sorted(self.used_drafts)}}
+        keep = (sorted(self.used_notebooks), sorted(used & set(self.cells)), sorted(self.used_drafts))
+        if not self.path or keep == self.loaded:
+            return
+        data = {"key": self.key, "notebooks": {k: self.notebooks[k] for k in keep[0]},
+                "cells": {k: {kind: sorted(items) for kind, items in self.cells[k].items()} for k in keep[1]},
+                "drafts": {k: list(self.drafts[k]) for k in keep[2]}}
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         with open(self.path + ".part", "w", encoding="utf-8") as f:
             json.dump(data, f)
