@@ -231,3 +231,33 @@ def test_a_rerun_reads_only_the_new_cells_and_writes_the_evidence_of_a_run_from_
     found = evidence.write(A, results, scratch, config, release_nb, None, evidence.Cache(None, ""), jobs=1)
     report.write(results, scratch, report.catalog_messages(A), report.load_timings(os.path.join(own, "timings.csv")), *found)
     assert evidence_outputs(scratch) == incremental
+
+
+def test_a_remembered_submission_digest_is_trusted_only_while_nothing_in_its_folder_changed(tmp_path, monkeypatch):
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    (folder / "a.ipynb").write_text('{"cells": []}')
+    (folder / "timestamp.txt").write_text("2026-01-01")
+    path = str(tmp_path / "cache" / "submissions.json")
+    fresh = receipts.DigestMemo(path)
+    fresh.digest(str(folder), 100)
+    fresh.save()
+    assert not os.path.exists(path)   # just written: not settled, not remembered
+    monkeypatch.setattr(receipts.DigestMemo, "RACY", 0.0)
+    first = receipts.DigestMemo(path)
+    assert first.digest(str(folder), 100) == receipts.submission_digest(str(folder), 100)
+    first.save()
+    hashed = []
+    real = receipts.submission_digest
+    monkeypatch.setattr(receipts, "submission_digest", lambda *a: hashed.append(a) or real(*a))
+    again = receipts.DigestMemo(path)
+    before = again.digest(str(folder), 100)
+    assert before == real(str(folder), 100) and hashed == []
+    # the same size and modification time, other bytes: its change time tells
+    st = os.stat(folder / "a.ipynb")
+    (folder / "a.ipynb").write_text('{"cells": [1]}'[:st.st_size])
+    os.utime(folder / "a.ipynb", ns=(st.st_atime_ns, st.st_mtime_ns))
+    later = receipts.DigestMemo(path)
+    assert later.digest(str(folder), 100) == real(str(folder), 100) != before and len(hashed) == 1
+    (folder / "extra.txt").write_text("x")   # an entry added
+    assert receipts.DigestMemo(path).digest(str(folder), 100) == real(str(folder), 100) and len(hashed) == 2

@@ -240,8 +240,9 @@ def plan_run(config, assignment, out, root, inputs, students=None, force=False):
     path = os.path.join(out, "results", aid, "results.json")
     earlier = earlier_results(path, aid)
     found = find_students(root, aid, None if students is None else set(students))
-    now = {s: receipts.receipt(receipts.submission_digest(os.path.join(root, s, aid), MAX_FILE_BYTES), inputs)
-           for s in found}
+    memo = receipts.DigestMemo(os.path.join(out, WORK, CACHE, "submissions.json"))
+    now = {s: receipts.receipt(memo.digest(os.path.join(root, s, aid), MAX_FILE_BYTES), inputs) for s in found}
+    memo.save()
     if force or students is not None or not earlier:
         return Plan(found, {}, now, earlier)
     same = [s for s in found if s in earlier and earlier[s].get("receipt") == now[s]]
