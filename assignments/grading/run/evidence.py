@@ -201,7 +201,7 @@ class Cache:
                 "drafts": {k: list(self.drafts[k]) for k in keep[2]}}
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         with open(self.path + ".part", "w", encoding="utf-8") as f:
-            json.dump(data, f)
+            f.write(json.dumps(data))   # at once: json.dump's chunks go through the pure-Python encoder
         os.replace(self.path + ".part", self.path)
 
 

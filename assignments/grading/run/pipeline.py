@@ -429,8 +429,7 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     results = {"assignment": aid, "max_score": float(assignment.max_score),
                "submissions": [entries[s] for s in sorted(entries)]}
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2)
-        f.write("\n")
+        f.write(json.dumps(results, indent=2) + "\n")   # json.dump's text, written at once
     found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
     report.write(results, own, report.catalog_messages(assignment), report.load_timings(timings_path), *found)

@@ -174,7 +174,7 @@ class DigestMemo:
             return
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         with open(self.path + ".part", "w", encoding="utf-8") as f:
-            json.dump({k: list(v) for k, v in self.used.items()}, f)
+            f.write(json.dumps({k: list(v) for k, v in self.used.items()}))
         os.replace(self.path + ".part", self.path)
 
 
