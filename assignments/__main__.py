@@ -19,11 +19,6 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from .grading.authoring import (  # noqa: E402
-    docs,
-    release,
-    staff_checks,  # noqa: E402
-)
 from .grading.contract import assignment as course  # noqa: E402
 from .grading.contract import messages  # noqa: E402
 from .grading.reports import lms, report  # noqa: E402
@@ -154,6 +149,7 @@ def main(argv=None):
 
 def check_release():
     failed = 0
+    from .grading.authoring import staff_checks
     for a in (course.load(aid) for aid in course.known()):
         for title, problems in staff_checks.all_checks(a, REPO).items():
             print(("ok    " if not problems else "FAIL  ") + f"{a.id}: {title}")
@@ -166,6 +162,7 @@ def check_release():
 def build_release(lang="en"):
     """release/ (English), or release-<lang>/ for another language."""
     root = os.path.join(REPO, "release" if lang == "en" else f"release-{lang}")
+    from .grading.authoring import docs, release  # not on grading's path: they import nbgrader's preprocessors
     for a in (course.load(aid) for aid in course.known()):
         path = release.build(a, os.path.join(REPO, "source"), root, lang)
         docs.write(a, REPO, lang)   # docs/mistakes/<id>[.<lang>].md

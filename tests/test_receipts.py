@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import nbformat
 import numpy as np
 import pytest
 from helpers import REPO, A, build_samples, gradebook_dump
@@ -187,3 +188,76 @@ def test_grades_csv_is_what_nbgraders_export_plugin_writes(graded, tmp_path):
         pipeline.sort_rows(str(tmp_path / name))
     theirs = (tmp_path / "theirs.csv").read_bytes()
     assert (tmp_path / "ours.csv").read_bytes() == theirs and b"dana,Doe,Dana" in theirs and theirs.count(b"\n") == 8
+
+
+def evidence_outputs(own):
+    """{path: bytes} of the copying evidence, the clusters, the pairs' pages and the report."""
+    names = ["similarity.json", "clusters.json", "report.json", "report.html"]
+    found = {n: open(os.path.join(own, n), "rb").read() for n in names}
+    return dict(found, **{os.path.join("pairs", k): v for k, v in files(os.path.join(own, "pairs")).items()})
+
+
+@pytest.mark.sandbox
+def test_a_rerun_reads_only_the_new_cells_and_writes_the_evidence_of_a_run_from_scratch(fresh, monkeypatch):
+    from assignments.grading.reports import report, similarity
+    from assignments.grading.run import evidence
+    subs, out = fresh
+    own = os.path.join(out, "results", A.id)
+    source = os.path.join(subs, "submitted", "ben", A.id, A.notebook + ".ipynb")
+    nb = json.load(open(source, encoding="utf-8"))
+    for cell in nb["cells"]:   # ben's answers, each with a comment of zoe's own: a new pair, rarer items for ben
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            cell["source"] = "".join(cell["source"]) + "\n# zoe was here, with a rare note\n"
+    os.makedirs(os.path.join(subs, "submitted", "zoe", A.id))
+    with open(os.path.join(subs, "submitted", "zoe", A.id, A.notebook + ".ipynb"), "w", encoding="utf-8") as f:
+        json.dump(nb, f)
+    read, document = [], similarity.document
+    monkeypatch.setattr(similarity, "document", lambda src, *a: read.append(src) or document(src, *a))
+    before = json.load(open(os.path.join(own, "similarity.json"), encoding="utf-8"))
+    run = pipeline.grade_class(A, subs, out, workers=2)
+    assert run.graded == ["zoe"]
+    incremental = evidence_outputs(own)
+    after = json.loads(incremental["similarity.json"])
+    assert ["ben", "zoe"] in [[p["a"], p["b"]] for p in after["pairs"]] and after != before
+    code = evidence.class_code(A, pipeline.run_config(out, None, True, None, 2, None), CLASS + ["zoe"])
+    others = {src for s, cells in code.items() if s != "zoe" for src in cells.values()}
+    assert read and sorted(read) == sorted({src for src in code["zoe"].values() if src.strip() and src not in others})
+    # from scratch, into another folder: the same results, no cache
+    scratch = os.path.join(out, "scratch")
+    os.makedirs(scratch)
+    results = json.load(open(os.path.join(own, "results.json"), encoding="utf-8"))
+    release_nb = nbformat.read(os.path.join(out, pipeline.WORK, "release", A.id, A.notebook + ".ipynb"), as_version=4)
+    config = pipeline.run_config(out, None, True, None, 2, None)
+    found = evidence.write(A, results, scratch, config, release_nb, None, evidence.Cache(None, ""), jobs=1)
+    report.write(results, scratch, report.catalog_messages(A), report.load_timings(os.path.join(own, "timings.csv")), *found)
+    assert evidence_outputs(scratch) == incremental
+
+
+def test_a_remembered_submission_digest_is_trusted_only_while_nothing_in_its_folder_changed(tmp_path, monkeypatch):
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    (folder / "a.ipynb").write_text('{"cells": []}')
+    (folder / "timestamp.txt").write_text("2026-01-01")
+    path = str(tmp_path / "cache" / "submissions.json")
+    fresh = receipts.DigestMemo(path)
+    fresh.digest(str(folder), 100)
+    fresh.save()
+    assert not os.path.exists(path)   # just written: not settled, not remembered
+    monkeypatch.setattr(receipts.DigestMemo, "RACY", 0.0)
+    first = receipts.DigestMemo(path)
+    assert first.digest(str(folder), 100) == receipts.submission_digest(str(folder), 100)
+    first.save()
+    hashed = []
+    real = receipts.submission_digest
+    monkeypatch.setattr(receipts, "submission_digest", lambda *a: hashed.append(a) or real(*a))
+    again = receipts.DigestMemo(path)
+    before = again.digest(str(folder), 100)
+    assert before == real(str(folder), 100) and hashed == []
+    # the same size and modification time, other bytes: its change time tells
+    st = os.stat(folder / "a.ipynb")
+    (folder / "a.ipynb").write_text('{"cells": [1]}'[:st.st_size])
+    os.utime(folder / "a.ipynb", ns=(st.st_atime_ns, st.st_mtime_ns))
+    later = receipts.DigestMemo(path)
+    assert later.digest(str(folder), 100) == real(str(folder), 100) != before and len(hashed) == 1
+    (folder / "extra.txt").write_text("x")   # an entry added
+    assert receipts.DigestMemo(path).digest(str(folder), 100) == real(str(folder), 100) and len(hashed) == 2

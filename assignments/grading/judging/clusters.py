@@ -57,10 +57,11 @@ def _wrong_words(feedback):
     return [line.strip(" -") for line in lines if line.strip()][:8]
 
 
-def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size=2):
+def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size=2, drafter=None):
     """The class grouped by behaviour signature, candidate mistakes first (then by size).
     ``sources``: {student: {function: code}} for the representatives' code; ``assignment``: to
-    search for drafts (none without it)."""
+    search for drafts (none without it); ``drafter``: called as ``drafts`` is, instead of it
+    (one that remembers an earlier run's drafts, say)."""
     kept, alone = groups(results, min_size)
     entries = {(s["student"], e["id"]): e for s in results["submissions"] for e in s["exercises"]}
     order = {e["id"]: i for s in results["submissions"][:1] for i, e in enumerate(s["exercises"])}
@@ -80,7 +81,7 @@ def clusters(results, sources=None, assignment=None, tries=CLASS_TRIES, min_size
         for g in out:
             if g["candidate"]:
                 wanted[g["function"]].append(g["signature"])
-        found = {fn: drafts(assignment, fn, sigs, budget=budget) for fn, sigs in wanted.items()}
+        found = {fn: (drafter or drafts)(assignment, fn, sigs, budget=budget) for fn, sigs in wanted.items()}
         for g in out:
             g["draft"] = found.get(g["function"], {}).get(g["signature"]) if g["candidate"] else None
     return {"groups": out, "unshared": dict(sorted(alone.items(), key=lambda kv: order.get(kv[0], 99))),

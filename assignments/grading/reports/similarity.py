@@ -19,18 +19,40 @@ Rule (reports/): reads results and code, never grades.
 import ast
 import builtins
 import functools
+import hashlib
+import importlib
+import importlib.util
 import itertools
 import keyword
 import multiprocessing
 import re
+import sys
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pygments.lexers
-from copydetect import utils as copydetect_utils
 from pygments import token
+
+
+def _copydetect_utils():
+    """copydetect's tokeniser and winnowing (its ``utils`` module), imported without its
+    package's ``__init__``, which imports its report maker and so matplotlib.pyplot (the
+    larger part of a rerun's imports) for pages this engine never makes. The package stands
+    in ``sys.modules`` empty while ``utils`` is imported, then is taken out: a later ``import
+    copydetect`` runs its ``__init__`` as usual and finds this same ``utils``."""
+    if "copydetect.utils" not in sys.modules and "copydetect" not in sys.modules:
+        package = importlib.util.module_from_spec(importlib.util.find_spec("copydetect"))
+        sys.modules["copydetect"] = package
+        try:
+            importlib.import_module("copydetect.utils")
+        finally:
+            del sys.modules["copydetect"]
+    return importlib.import_module("copydetect.utils")
+
+
+copydetect_utils = _copydetect_utils()
 
 CODE = "shared rare code"
 COMMENTS = "identical comments"
@@ -275,7 +297,8 @@ def document(source: str, settings: Settings, boilerplate: dict) -> dict:
 # --- the class -----------------------------------------------------------------------------
 
 def compare(assignment: str, submissions: dict, release: dict, reference: dict, known: dict | None = None,
-            signatures: dict | None = None, catalogued=(), settings: Settings | None = None, jobs: int = 1) -> dict:
+            signatures: dict | None = None, catalogued=(), settings: Settings | None = None, jobs: int = 1,
+            cache: dict | None = None) -> dict:
     """The ``similarity.json`` structure for a class.
 
     submissions: {student: {function: source}}; release: {function: the release's code of it
@@ -283,7 +306,9 @@ def compare(assignment: str, submissions: dict, release: dict, reference: dict, 
     {file: {function: source}}, solutions collected from the web; signatures: {student:
     {function: behaviour signature}} of wrong functions; catalogued: the signatures that
     catalogued mistakes produce. jobs: processes that read the cells (tokenising is most of
-    the time).
+    the time). cache: {``source_key(source)``: its evidence items}, the cells read by an
+    earlier call with the same settings, release and reference (the caller keys it by
+    those): the cells it holds are not read again, and those read are added to it.
     """
     settings = settings or Settings()
     functions = list(release) + sorted({f for subs in submissions.values() for f in subs} - set(release))
@@ -291,7 +316,7 @@ def compare(assignment: str, submissions: dict, release: dict, reference: dict, 
     owners = dict(submissions)
     owners.update({KNOWN + name: subs for name, subs in (known or {}).items()})
     cells = [((owner, fn), src) for owner, subs in owners.items() for fn, src in subs.items() if src and src.strip()]
-    docs = _documents(cells, settings, boilerplate, jobs)
+    docs = _documents(cells, settings, boilerplate, jobs, {} if cache is None else cache)
     shared, mass = _rarity(docs, settings)
     behaviour = _rare_behaviour(signatures or {}, frozenset(catalogued))
     pairs = []
@@ -303,18 +328,32 @@ def compare(assignment: str, submissions: dict, release: dict, reference: dict, 
     return {"assignment": assignment, "flag_at": settings.flag_at, "note": NOTE, "pairs": pairs}
 
 
+def source_key(source: str) -> str:
+    """The key of a cell's evidence items in ``compare``'s cache: the digest of its text."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _read(cells, settings, boilerplate):
-    return [(key, document(src, settings, boilerplate)) for key, src in cells]
+    """Each cell's items, each kind's set built in sorted order: a set's order of iteration
+    (which orders the sums of weights) is then the same whether the items were read now or
+    taken from a cache."""
+    return [(key, {kind: frozenset(sorted(items)) for kind, items in document(src, settings, boilerplate).items()})
+            for key, src in cells]
 
 
-def _documents(cells, settings, boilerplate, jobs):
-    """Every cell's evidence items, read by ``jobs`` processes when the class is large."""
-    if jobs <= 1 or len(cells) < 400:
-        return dict(_read(cells, settings, boilerplate))
-    chunks = [cells[i::jobs * 4] for i in range(jobs * 4)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        parts = pool.map(_read, chunks, itertools.repeat(settings), itertools.repeat(boilerplate))
-        return dict(item for part in parts for item in part)
+def _documents(cells, settings, boilerplate, jobs, cache):
+    """Every cell's evidence items, in the cells' order: those of a text ``cache`` holds
+    taken from it, the others read (by ``jobs`` processes when they are many) and added."""
+    keys = [source_key(src) for _, src in cells]
+    missing = list({k: src for k, (_, src) in zip(keys, cells) if k not in cache}.items())
+    if jobs <= 1 or len(missing) < 400:
+        cache.update(_read(missing, settings, boilerplate))
+    else:
+        chunks = [missing[i::jobs * 4] for i in range(jobs * 4)]
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            parts = pool.map(_read, chunks, itertools.repeat(settings), itertools.repeat(boilerplate))
+            cache.update(item for part in parts for item in part)
+    return {key: cache[k] for (key, _), k in zip(cells, keys)}
 
 
 def _order(owner):

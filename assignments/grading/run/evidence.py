@@ -6,8 +6,20 @@ Both read the grades, never write them: results.json is written before this runs
 not touched. The code compared is each submission's answer cells, as staged for grading;
 a folder of known solutions (``--known-solutions``: notebooks or .py files collected by the
 instructor) joins the comparison, a match against one being reported as ``known:FILE``.
+A run keeps what it read in a ``Cache`` (OUT/.nbgrader/cache/), which the next run reads
+first: each notebook's answer cells by the digest of its bytes, each cell's evidence items
+by the digest of its text, and each draft the clusters searched for. A rerun after one new
+submission reads and tokenises that one notebook alone, and runs no mutant again. What is
+not kept is what depends on the whole class: which items are rare, and so every pair's
+score. Each new submission changes the rarity of the items it holds, hence the scores of
+pairs that do not involve it, so a pair's result cannot be kept as it was; counting
+holders and summing rarity over the class's cached items is a fraction of a second for two
+hundred submissions, against tens of seconds for reading and tokenising them, so it is done
+again from the items every run, exactly as a first run does it. The outputs are the same
+bytes with or without the cache (tests/test_receipts.py checks it).
 Rule (run/): only the grading process writes the class's gradebook and folders.
 """
+import hashlib
 import inspect
 import json
 import os
@@ -42,15 +54,27 @@ def _python_only(code):
     return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
-def read_code(path, names):
-    """{function: source} of a notebook or a .py file ({} when it cannot be read)."""
+def read_code(path, names, cache=None):
+    """{function: source} of a notebook or a .py file ({} when it cannot be read); a
+    ``Cache`` gives a notebook's answer cells by its bytes' digest when an earlier run read them."""
     try:
-        if path.endswith(".ipynb"):
-            return answer_cells(nbformat.read(path, as_version=4), names)
-        with open(path, encoding="utf-8") as f:
-            return similarity.split_functions(f.read(), names)
+        with open(path, "rb") as f:
+            data = f.read()
+        if not path.endswith(".ipynb"):
+            return similarity.split_functions(data.decode("utf-8"), names)
     except Exception:
         return {}
+    key = hashlib.sha256(data).hexdigest()
+    if cache is not None and key in cache.notebooks:
+        return cache.keep_notebook(key)
+    try:
+        found = answer_cells(nbformat.reads(data.decode("utf-8"), as_version=4), names)
+    except Exception:
+        found = {}
+    if cache is not None:
+        cache.notebooks[key] = found
+        cache.keep_notebook(key)
+    return found
 
 
 def known_solutions(folder, names):
@@ -67,7 +91,7 @@ def known_solutions(folder, names):
     return found
 
 
-def class_code(assignment, config, students):
+def class_code(assignment, config, students, cache=None):
     """{student: {function: source}} of the autograded notebooks (every graded student's,
     those of an earlier run too)."""
     names = set(assignment.by_name)
@@ -75,7 +99,7 @@ def class_code(assignment, config, students):
     for student in students:
         path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
         if os.path.isfile(path):
-            found[student] = read_code(path, names)
+            found[student] = read_code(path, names, cache)
     return found
 
 
@@ -89,17 +113,21 @@ def signatures(results):
                            if e.get("signature") and not e["diagnoses"]} for s in results["submissions"]}
 
 
-def write(assignment, results, own, config, release_nb, known_folder=None, jobs=1):
-    """clusters.json, similarity.json and the pairs' pages into ``own``; returns (clusters, similarity)."""
+def write(assignment, results, own, config, release_nb, known_folder=None, cache=None, jobs=1):
+    """clusters.json, similarity.json and the pairs' pages into ``own``; returns (clusters,
+    similarity). ``cache``: a ``Cache``, read and then saved for the next run."""
     names = set(assignment.by_name)
-    code = class_code(assignment, config, [s["student"] for s in results["submissions"] if s["status"] != "unreadable"])
+    cache = cache or Cache(None, "")
+    code = class_code(assignment, config, [s["student"] for s in results["submissions"] if s["status"] != "unreadable"],
+                      cache)
     release = {n: s for n, s in answer_cells(release_nb, names).items()}
     release = {e.name: release.get(e.name, "") for e in assignment.exercises}
     reference = reference_code(assignment)
     known = known_solutions(known_folder, names) if known_folder else {}
-    found = clusters.clusters(results, code, assignment)
+    found = clusters.clusters(results, code, assignment, drafter=cache.drafts)
     data = similarity.compare(assignment.id, code, release, reference, known=known,
-                              signatures=signatures(results), jobs=jobs)
+                              signatures=signatures(results), jobs=jobs, cache=cache.cells)
+    cache.save([src for subs in list(code.values()) + list(known.values()) for src in subs.values()])
     owners = dict(code, **{similarity.KNOWN + k: v for k, v in known.items()})
     shutil.rmtree(os.path.join(own, pairs.PAGES), ignore_errors=True)   # an earlier run's
     pages = pairs.write(own, data, owners, list(release.values()) + list(reference.values()))
@@ -110,6 +138,71 @@ def write(assignment, results, own, config, release_nb, known_folder=None, jobs=
             json.dump(value, f, indent=1)
             f.write("\n")
     return found, data
+
+
+class Cache:
+    """What a run read, for the next run (see the module's docstring), in one JSON file
+    under the run's cache folder. ``key`` names everything the items depend on besides the
+    texts they are read from: the receipt's class inputs (the release, which gives the
+    boilerplate, the hidden cases, reference and catalog, which give the drafts, and the
+    engine's code, which includes the settings); a file with another key, or that cannot
+    be read, is ignored. ``fresh``: ignore the file (it is still written). Only what the run
+    used is saved, so the file holds one class's worth."""
+
+    def __init__(self, path, key, fresh=False):
+        self.path, self.key = path, key
+        self.notebooks, self.cells, self.drafts = {}, {}, {}
+        self.used_notebooks, self.used_drafts = set(), set()
+        self.loaded = None
+        if path and not fresh:
+            self._load()
+
+    def _load(self):
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+            if data.get("key") != self.key:
+                return
+            notebooks = dict(data["notebooks"])
+            cells = {k: {kind: frozenset(items) for kind, items in doc.items()} for k, doc in data["cells"].items()}
+            drafts = {k: (v[0], int(v[1])) for k, v in data["drafts"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+            return
+        self.notebooks, self.cells, self.drafts = notebooks, cells, drafts
+        self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts))
+
+    def keep_notebook(self, key):
+        self.used_notebooks.add(key)
+        return self.notebooks[key]
+
+    def drafts(self, assignment, function, signatures, budget):
+        """clusters.drafts' answer, remembered with the mutants it ran: drafts depend on the
+        assignment (in ``key``), the function, the groups' signatures and the budget left when
+        their search began, which is also what is spent from the budget again."""
+        key = f"{function} {' '.join(signatures)} {budget[0]}"
+        if key not in self.drafts:
+            left = budget[0]
+            found = clusters.drafts(assignment, function, signatures, budget=budget)
+            self.drafts[key] = (json.loads(json.dumps(found)), left - budget[0])
+        else:
+            budget[0] -= self.drafts[key][1]
+        self.used_drafts.add(key)
+        return self.drafts[key][0]
+
+    def save(self, sources):
+        """Write the file, with the items of ``sources`` (the cells of this run) only; not
+        when it holds them already (what a key names never changes)."""
+        used = {similarity.source_key(src) for src in sources if src and src.strip()}
+        keep = (sorted(self.used_notebooks), sorted(used & set(self.cells)), sorted(self.used_drafts))
+        if not self.path or keep == self.loaded:
+            return
+        data = {"key": self.key, "notebooks": {k: self.notebooks[k] for k in keep[0]},
+                "cells": {k: {kind: sorted(items) for kind, items in self.cells[k].items()} for k in keep[1]},
+                "drafts": {k: list(self.drafts[k]) for k in keep[2]}}
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with open(self.path + ".part", "w", encoding="utf-8") as f:
+            f.write(json.dumps(data))   # at once: json.dump's chunks go through the pure-Python encoder
+        os.replace(self.path + ".part", self.path)
 
 
 def load(folder):

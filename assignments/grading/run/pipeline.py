@@ -185,8 +185,9 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
+    cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
-                     evidence_of=(release_nb, known_solutions), say=(say, lang))
+                     evidence_of=(release_nb, known_solutions, cache), say=(say, lang))
     sweeper.join()
     changes = receipts.grade_changes(plan.earlier, results, records)
     if changes:
@@ -242,8 +243,9 @@ def plan_run(config, assignment, out, root, inputs, students=None, force=False):
     path = os.path.join(out, "results", aid, "results.json")
     earlier = earlier_results(path, aid)
     found = find_students(root, aid, None if students is None else set(students))
-    now = {s: receipts.receipt(receipts.submission_digest(os.path.join(root, s, aid), MAX_FILE_BYTES), inputs)
-           for s in found}
+    memo = receipts.DigestMemo(os.path.join(out, WORK, CACHE, "submissions.json"))
+    now = {s: receipts.receipt(memo.digest(os.path.join(root, s, aid), MAX_FILE_BYTES), inputs) for s in found}
+    memo.save()
     if force or students is not None or not earlier:
         return Plan(found, {}, now, earlier)
     same = [s for s in found if s in earlier and earlier[s].get("receipt") == now[s]]
@@ -360,7 +362,9 @@ def seeded(config, aid, work):
         with open(os.path.join(kept, "seed.db"), "rb") as f:
             return f.read()
     seed = record.seed(config, aid, os.path.join(work, "seed.db"))
-    shutil.rmtree(os.path.join(work, CACHE), ignore_errors=True)
+    for name in os.listdir(os.path.join(work, CACHE)) if os.path.isdir(os.path.join(work, CACHE)) else ():
+        if os.path.isdir(os.path.join(work, CACHE, name)):   # an earlier seed (the files beside are evidence.Cache's)
+            shutil.rmtree(os.path.join(work, CACHE, name), ignore_errors=True)
     shutil.copytree(release, os.path.join(kept + ".part", "release"))
     with open(os.path.join(kept + ".part", "seed.db"), "wb") as f:
         f.write(seed)
@@ -399,9 +403,9 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
     ``partial`` run (some students only) keeps the earlier results of the others; ``kept``:
     the earlier entries of the students a run did not grade again (their receipts held).
-    ``evidence_of``: (the release notebook, the known solutions' folder or None) for the
-    clusters and the copying evidence, written after results.json (they never change it).
-    ``say``: (the report's say function, its language)."""
+    ``evidence_of``: (the release notebook, the known solutions' folder or None, and an
+    evidence.Cache) for the clusters and the copying evidence, written after results.json
+    (they never change it). ``say``: (the report's say function, its language)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
@@ -429,8 +433,7 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     results = {"assignment": aid, "max_score": float(assignment.max_score),
                "submissions": [entries[s] for s in sorted(entries)]}
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2)
-        f.write("\n")
+        f.write(json.dumps(results, indent=2) + "\n")   # json.dump's text, written at once
     found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
     report.write(results, own, report.catalog_messages(assignment, say[0]), report.load_timings(timings_path), *found,
