@@ -56,6 +56,9 @@ def test_learner_function(assignment, release_checks_module, path):
     expect = expectation(path)
     ns = namespace(assignment, path)
     v = local.judge_all(assignment, ns, [function])[function]
+    zh = local.judge_all(assignment, ns, [function], lang="zh-CN")[function]   # the zh-CN edition grades alike
+    assert (zh.score, zh.passed, zh.diagnoses, zh.cases_passed, zh.outcome) == \
+        (v.score, v.passed, v.diagnoses, v.cases_passed, v.outcome), (zh.feedback, v.feedback)
     try:
         release_checks_module.check(function, ns)
         said = ""
