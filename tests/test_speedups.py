@@ -203,3 +203,28 @@ def test_an_unchanged_assignment_is_not_generated_again_for_the_class(tmp_path, 
         db.execute("UPDATE grade_cells SET max_score = max_score + 1 WHERE id = (SELECT id FROM grade_cells LIMIT 1)")
     record.prepare(config, "rnn_step_by_step", like=seed)
     assert runs == [config.CourseDirectory.db_url]
+
+
+def test_assignment_rows_read_with_sql_are_what_the_orm_loads(tmp_path):
+    """record.assignment_rows (plain SQL on nbgrader's tables) gives, for a prepared
+    gradebook, the rows nbgrader's own objects hold; a gradebook without the assignment is an
+    error, as find_assignment's is."""
+    from helpers import course_gradebook
+    from nbgrader.api import Gradebook
+
+    from assignments.grading.run import record
+    config, _ = course_gradebook(tmp_path)
+    url = config.CourseDirectory.db_url
+    with Gradebook(url) as gb:
+        found = gb.find_assignment("rnn_step_by_step")
+        nbs = sorted(found.notebooks, key=lambda nb: nb.name)
+        cells = sorted(((nb.name, c.name, kind, getattr(c, "max_score", None), getattr(c, "cell_type", None))
+                        for nb in nbs for kind, group in (("GradeCell", nb.grade_cells), ("SolutionCell", nb.solution_cells),
+                                                          ("TaskCell", nb.task_cells)) for c in group), key=repr)
+        sources = sorted(((nb.name, c.name, c.cell_type, c.locked, c.source, c.checksum)
+                          for nb in nbs for c in nb.source_cells), key=repr)
+        orm = [[(found.name, found.course_id)], [(nb.name, nb.kernelspec) for nb in nbs], cells, sources]
+    rows = record.assignment_rows(url, "rnn_step_by_step")
+    assert rows == orm and len(rows[2]) > 0 and any(r[2] == "SolutionCell" for r in rows[2])
+    with pytest.raises(ValueError, match="holds 0 assignments"):
+        record.assignment_rows(url, "no_such_assignment")
