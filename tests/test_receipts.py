@@ -261,3 +261,26 @@ def test_a_remembered_submission_digest_is_trusted_only_while_nothing_in_its_fol
     assert later.digest(str(folder), 100) == real(str(folder), 100) != before and len(hashed) == 1
     (folder / "extra.txt").write_text("x")   # an entry added
     assert receipts.DigestMemo(path).digest(str(folder), 100) == real(str(folder), 100) and len(hashed) == 2
+
+
+
+def test_a_rerun_takes_the_clusters_drafts_from_the_cache(graded, tmp_path, monkeypatch):
+    """The evidence cache remembers clusters.drafts' answers: clusters with the cache file of
+    an earlier run search no draft again and give the same groups (the sample class, each
+    learner twice, so that its wrong behaviours are shared: candidate groups)."""
+    from assignments.grading.judging import clusters
+    from assignments.grading.run import evidence
+    results = json.load(open(os.path.join(str(graded / "out"), "results", A.id, "results.json"), encoding="utf-8"))
+    results["submissions"] += [dict(s, student=s["student"] + "2") for s in results["submissions"]]
+    searched, search = [], clusters.drafts
+    monkeypatch.setattr(clusters, "drafts", lambda *a, **k: searched.append(a[1]) or search(*a, **k))
+    path = str(tmp_path / "evidence.json")
+    found = []
+    for _ in range(2):
+        cache = evidence.Cache(path, "key")
+        found.append(clusters.clusters(results, None, A, drafter=cache.drafts))
+        cache.save([])
+    # the first run searched each candidate group's function once, the second none
+    assert searched and sorted(searched) == sorted({g["function"] for g in found[0]["groups"] if g["candidate"]})
+    assert found[1] == found[0]
+    assert json.load(open(path, encoding="utf-8"))["drafts"]

@@ -151,7 +151,7 @@ class Cache:
 
     def __init__(self, path, key, fresh=False):
         self.path, self.key = path, key
-        self.notebooks, self.cells, self.drafts = {}, {}, {}
+        self.notebooks, self.cells, self.found_drafts = {}, {}, {}
         self.used_notebooks, self.used_drafts = set(), set()
         self.loaded = None
         if path and not fresh:
@@ -168,7 +168,7 @@ class Cache:
             drafts = {k: (v[0], int(v[1])) for k, v in data["drafts"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return
-        self.notebooks, self.cells, self.drafts = notebooks, cells, drafts
+        self.notebooks, self.cells, self.found_drafts = notebooks, cells, drafts
         self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts))
 
     def keep_notebook(self, key):
@@ -180,14 +180,14 @@ class Cache:
         assignment (in ``key``), the function, the groups' signatures and the budget left when
         their search began, which is also what is spent from the budget again."""
         key = f"{function} {' '.join(signatures)} {budget[0]}"
-        if key not in self.drafts:
+        if key not in self.found_drafts:
             left = budget[0]
             found = clusters.drafts(assignment, function, signatures, budget=budget)
-            self.drafts[key] = (json.loads(json.dumps(found)), left - budget[0])
+            self.found_drafts[key] = (json.loads(json.dumps(found)), left - budget[0])
         else:
-            budget[0] -= self.drafts[key][1]
+            budget[0] -= self.found_drafts[key][1]
         self.used_drafts.add(key)
-        return self.drafts[key][0]
+        return self.found_drafts[key][0]
 
     def save(self, sources):
         """Write the file, with the items of ``sources`` (the cells of this run) only; not
@@ -198,7 +198,7 @@ class Cache:
             return
         data = {"key": self.key, "notebooks": {k: self.notebooks[k] for k in keep[0]},
                 "cells": {k: {kind: sorted(items) for kind, items in self.cells[k].items()} for k in keep[1]},
-                "drafts": {k: list(self.drafts[k]) for k in keep[2]}}
+                "drafts": {k: list(self.found_drafts[k]) for k in keep[2]}}
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         with open(self.path + ".part", "w", encoding="utf-8") as f:
             f.write(json.dumps(data))   # at once: json.dump's chunks go through the pure-Python encoder
