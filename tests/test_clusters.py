@@ -108,7 +108,9 @@ def test_the_learners_operators_rewrite_one_line():
     assert "dba = np.sum(g, axis=0, keepdims=True).T" in double
     single, names, _ = M.line_rewrites("dWi = dit @ z.T", siblings)
     assert "dWi = dft @ z.T" in names and "dWi = z.T @ dit" in single and "dWi = dit @ z" in single
-    assert "yt = softmax((Wy @ a + by).T).T" in M.line_rewrites("yt = softmax(Wy @ a + by)", {})[0]
+    assert "yt = softmax((Wy @ a + by).T).T" in M.line_rewrites("yt = softmax(Wy @ a + by)", {}, (), ("softmax",))[0]
+    assert "g = np.tanh(z)" in M.line_rewrites("g = sigmoid(z)", {}, ("sigmoid",))[0]
+    assert not [r for r in M.line_rewrites("yt = softmax(Wy @ a + by)", {})[0] if ").T).T" in r]   # only the assignment's
     assert "for t in reversed(range(1, T_x)):" in M.line_rewrites("for t in reversed(range(T_x)):", {})[0]
     assert "y[:, :, t - 1] = yt" in M.line_rewrites("y[:, :, t] = yt", {})[0]
     source = inspect.getsource(reference.rnn_cell_forward)

@@ -22,6 +22,8 @@ class GRUStepByStep(Assignment):
     short = "gru"
     notebook_title = "the GRU notebook"
     reference_helpers = ("sigmoid", "softmax")
+    activations = ("sigmoid",)
+    normalisers = ("softmax",)
     case_hints = CASE_HINTS
 
     def finish_release_notebook(self, nb):

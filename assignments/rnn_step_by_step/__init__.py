@@ -24,6 +24,8 @@ class RNNStepByStep(Assignment):
     short = "rnn"
     notebook_title = "the RNN/LSTM notebook"
     reference_helpers = ("sigmoid", "softmax")
+    activations = ("sigmoid",)
+    normalisers = ("softmax",)
     case_hints = CASE_HINTS
 
     def finish_release_notebook(self, nb):

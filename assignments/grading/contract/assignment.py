@@ -142,6 +142,10 @@ class Assignment(abc.ABC):
     ``<short>_checks``)."""
     reference_helpers: tuple[str, ...] = ()
     """Names of the reference's helper functions a stand-in callee needs (e.g. activations)."""
+    activations: tuple[str, ...] = ()
+    """Calls a learner may write np.tanh for, or the other way round (a draft's operator)."""
+    normalisers: tuple[str, ...] = ()
+    """Calls a learner may apply over the other axis (a draft's operator)."""
     case_hints: Mapping[str, tuple[str, str]] = {}
     """Fact about a case -> (said when only such cases pass, said when only such cases fail)."""
     utils_module: str = ""
@@ -230,7 +234,7 @@ class Assignment(abc.ABC):
     @functools.cached_property
     def mistakes(self) -> Catalog:
         from .mutation import Catalog
-        return Catalog(self.reference, self.catalog)
+        return Catalog(self.reference, self.catalog, self.activations, self.normalisers)
 
     def shipped_module(self, filename: str) -> ModuleType:
         """A helper module students get, loaded from source/ (never from a submission)."""

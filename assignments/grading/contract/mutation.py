@@ -75,8 +75,11 @@ def each(*pairs: Edit) -> tuple[Variant, ...]:
 class Catalog:
     """An assignment's mistakes, over its reference module."""
 
-    def __init__(self, reference: ModuleType, mistakes: Iterable[Mistake]) -> None:
+    def __init__(self, reference: ModuleType, mistakes: Iterable[Mistake], activations: Sequence[str] = (),
+                 normalisers: Sequence[str] = ()) -> None:
         self.reference, self.mistakes = reference, tuple(mistakes)
+        self.activations, self.normalisers = tuple(activations), tuple(normalisers)
+        """The assignment's calls a draft may swap for np.tanh, or apply over the other axis."""
         self.by_code = {m.code: m for m in self.mistakes}
         self.mutant = functools.lru_cache(maxsize=8192)(self._mutant)
         """``mutant(function, picks)``: the compiled mutant (picks a tuple), cached."""
@@ -143,7 +146,7 @@ def _copied(x: object) -> object:
 
 _OPERAND = re.compile(r"[A-Za-z_][\w.]*(?:\[[^\[\]]*\])?(?:\([^()]*\))?(?:\.T)?")
 _NAME = re.compile(r"(?<![\w.\"'])[A-Za-z_]\w*(?![\w(\"'])")
-_KEYWORDS = frozenset(keyword.kwlist) | {"np", "range", "reversed", "len", "zip", "sigmoid", "softmax", "self"}
+_KEYWORDS = frozenset(keyword.kwlist) | {"np", "range", "reversed", "len", "zip", "self"}
 
 
 def _each(line: str, old: str, new: str) -> list[str]:
@@ -219,10 +222,11 @@ def left_out_term(line: str) -> list[str]:
     return found
 
 
-def other_activation(line: str) -> list[str]:
-    """tanh for sigmoid and back, or a softmax over the other axis."""
-    found = _each(line, "np.tanh(", "sigmoid(") + _each(line, "sigmoid(", "np.tanh(")
-    for m in re.finditer(r"softmax\(", line):
+def other_activation(line: str, activations: Sequence[str] = (), normalisers: Sequence[str] = ()) -> list[str]:
+    """np.tanh for one of the assignment's ``activations`` and back, or one of its
+    ``normalisers`` applied over the other axis."""
+    found = [r for name in activations for r in _each(line, "np.tanh(", f"{name}(") + _each(line, f"{name}(", "np.tanh(")]
+    for m in (m for name in normalisers for m in re.finditer(re.escape(name) + r"\(", line)):
         end = _closing(line, m.end())
         found.append(line[:m.end()] + "(" + line[m.end():end] + ").T).T" + line[end + 1:])
     return found
@@ -252,18 +256,23 @@ def accumulated(line: str) -> list[str]:
     return [line.replace(" = ", " += ", 1)] if target and "," not in target.group().split("[")[0] else []
 
 
-def sibling_names(source: str) -> dict[str, list[str]]:
+def sibling_names(source: str, helpers: Iterable[str] = ()) -> dict[str, list[str]]:
     """{name: the names of ``source`` a learner could write for it}: those of its length sharing
-    its first letter or its last word (``dft``, ``dit``; ``a_next``, ``c_next``; ``n_x``, ``n_a``)."""
-    names = sorted({n for n in _NAME.findall(source) if n not in _KEYWORDS and not n.isupper()})
+    its first letter or its last word (``dft``, ``dit``; ``a_next``, ``c_next``; ``n_x``, ``n_a``);
+    never the assignment's ``helpers`` (functions, not variables)."""
+    skip = _KEYWORDS | set(helpers)
+    names = sorted({n for n in _NAME.findall(source) if n not in skip and not n.isupper()})
     return {n: [o for o in names if o != n and len(o) == len(n)
                 and (o[0] == n[0] or o.split("_")[-1] == n.split("_")[-1])] for n in names}
 
 
-def line_rewrites(line: str, siblings: dict[str, list[str]]) -> list[list[str]]:
+def line_rewrites(line: str, siblings: dict[str, list[str]], activations: Sequence[str] = (),
+                  normalisers: Sequence[str] = ()) -> list[list[str]]:
     """The rewrites of one line's code in three tiers, most likely first: by each operator
-    above; each name written as a sibling name (a wrong variable); two edits together."""
-    ops = (left_out, other_axis, off_by_one, left_out_factor, left_out_term, other_activation, transposed, accumulated)
+    above; each name written as a sibling name (a wrong variable); two edits together.
+    ``activations``, ``normalisers``: the assignment's (``Catalog``), for other_activation."""
+    activation = functools.partial(other_activation, activations=activations, normalisers=normalisers)
+    ops = (left_out, other_axis, off_by_one, left_out_factor, left_out_term, activation, transposed, accumulated)
     single = [r for op in ops for r in op(line)]
     read = line.find(" = ") + 1   # a name read, not the one assigned
     wrong_name = [line[:m.start()] + other + line[m.end():] for m in _NAME.finditer(line, read)

@@ -155,14 +155,15 @@ def candidates(reference_source, ops):
             yield old_line, new_line
 
 
-def _rewrites(reference_source, tier):
+def _rewrites(reference_source, tier, catalog):
     """(old line, new line) of the learners' operators (contract/mutation.py) of one tier,
     line by line (the def line apart)."""
-    siblings = mutation.sibling_names(reference_source)
+    siblings = mutation.sibling_names(reference_source, (*catalog.activations, *catalog.normalisers))
     for line in reference_source.splitlines()[1:]:
         code = line.strip()
         if code and not code.startswith("#"):
-            yield from ((code, new) for new in mutation.line_rewrites(code, siblings)[tier])
+            yield from ((code, new) for new in
+                        mutation.line_rewrites(code, siblings, catalog.activations, catalog.normalisers)[tier])
 
 
 def search_order(reference_source, catalog):
@@ -171,9 +172,9 @@ def search_order(reference_source, catalog):
     edit (whose behaviour the catalog already names, so last). Each edit once."""
     ops = operators(catalog)
     whole = {pair for m in catalog.mistakes for variant in m.variants for pair in variant}
-    found = itertools.chain(_rewrites(reference_source, 0),
+    found = itertools.chain(_rewrites(reference_source, 0, catalog),
                             candidates(reference_source, [op for op in ops if op not in whole]),
-                            _rewrites(reference_source, 1), _rewrites(reference_source, 2),
+                            _rewrites(reference_source, 1, catalog), _rewrites(reference_source, 2, catalog),
                             candidates(reference_source, [op for op in ops if op in whole]))
     return list(dict.fromkeys(edit for edit in found if edit[0] != edit[1] and edit[0] in reference_source))
 
