@@ -10,6 +10,8 @@ import html
 import math
 import unicodedata
 
+from . import english
+
 FONT = 'font-family="system-ui, -apple-system, Segoe UI, Roboto, DejaVu Sans, sans-serif"'
 INK, MUTED, LINE = "#1f2328", "#59636e", "#d1d9e0"
 WIDTH = 680      # px: the report's column
@@ -19,11 +21,6 @@ CHAR = 6.6       # px: the width of a character of 11 px text, to leave room for
 def columns(text):
     """The width of ``text`` in character cells: a wide (CJK) character takes two."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in str(text))
-
-
-def english(template, **fields):
-    """The charts' words without a catalog (report.py passes its ``say``)."""
-    return template.format(**fields) if fields else template
 
 
 def _f(x):

@@ -19,22 +19,12 @@ import json
 import os
 
 from .. import TEMPLATES
-from . import charts
+from . import N_, charts, english
 
 SHOWN = 12          # students named in a list before "and N more"
 ROWS = 50           # rows of a table of submissions before "and N more"
 TOP_MISTAKES = 15   # bars in the mistakes chart (the table lists them all)
 BINS = 20           # bars in the score histogram
-
-
-def english(template, **fields):
-    """``say`` without a catalog: the template's own English, its {fields} filled in."""
-    return template.format(**fields) if fields else template
-
-
-def N_(text):
-    """Marks a sentence for the course's catalog (Babel extracts it); said later with ``say``."""
-    return text
 
 
 # What the grader's flags mean (docs/grading.md, Flags), grouped as the report shows them.

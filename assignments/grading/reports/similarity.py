@@ -35,6 +35,8 @@ import numpy as np
 import pygments.lexers
 from pygments import token
 
+from . import N_, english
+
 
 def _copydetect_utils():
     """copydetect's tokeniser and winnowing (its ``utils`` module), imported without its
@@ -61,16 +63,6 @@ LINES = "identical lines"
 BEHAVIOUR = "identical rare wrong behaviour"
 TEXT_KINDS = (CODE, COMMENTS, NAMES, LINES)
 KNOWN = "known:"
-
-
-def N_(text):
-    """Marks a sentence for the course's catalog (Babel extracts it); said later with ``say``."""
-    return text
-
-
-def english(template, **fields):
-    """``say`` without a catalog: the template's own English, its {fields} filled in."""
-    return template.format(**fields) if fields else template
 
 
 NOTE = N_("Evidence for a person to weigh, never a grade change: each item says what two submissions share "
