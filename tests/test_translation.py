@@ -158,3 +158,16 @@ def test_making_the_catalogs_twice_changes_nothing(tmp_path, monkeypatch):
     po.write_bytes(lost)
     made = make()[po.relative_to(locale)]
     assert b'msgid "Faults"\nmsgstr ""\n' in made and b"2000-01-01" not in made
+
+
+def test_the_shipped_catalog_ignores_the_template_creation_date(tmp_path, monkeypatch):
+    """Re-extracting the template moves POT-Creation-Date (and line references) only; the
+    compiled catalog in release-zh-CN/ must not change with it, or every such commit leaves
+    the committed release stale."""
+    before = messages.compiled("zh-CN")
+    po = tmp_path / "course.po"
+    dated = b'"POT-Creation-Date: 2000-01-01 00:00+0000\\n"\n'
+    po.write_bytes(messages.DATED.sub(lambda _: dated, open(messages.po_path("zh-CN"), "rb").read()))
+    assert b"2000-01-01" in po.read_bytes()
+    monkeypatch.setattr(messages, "po_path", lambda lang: str(po))
+    assert messages.compiled("zh-CN") == before

@@ -45,11 +45,14 @@ def po_path(lang: str) -> str:
 
 def compiled(lang: str) -> bytes:
     """The .mo of ``lang``'s catalog, byte for byte the same on every build (untranslated and
-    fuzzy entries left out: they fall back on English)."""
+    fuzzy entries left out: they fall back on English). Its header carries the translation's
+    revision date for both dates, so that re-extracting the template (which moves only
+    POT-Creation-Date and line references) leaves the shipped catalog as it was."""
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
     with open(po_path(lang), "rb") as f:
         catalog = read_po(f, locale=LANGUAGES[lang])
+    catalog.creation_date = catalog.revision_date
     out = io.BytesIO()
     write_mo(out, catalog, use_fuzzy=False)
     return out.getvalue()
