@@ -8,6 +8,9 @@ PY     := $(VENV)/bin/python
 .PHONY: setup sandbox postgres browser demo test test-stock release grade hub clean catalogs figure-font
 
 setup: $(VENV)/.installed sandbox
+	@# bytecode for the course's own modules, as pip leaves it for installed packages (an editable
+	@# install is compiled only when imported, and not at all under PYTHONDONTWRITEBYTECODE)
+	@$(PY) -m compileall -q assignments
 
 # Grading runs submissions inside bubblewrap, with a system-call filter built by libseccomp
 # (Debian packages bubblewrap and libseccomp2).

@@ -2,8 +2,6 @@
 # points the course directories at the run's own folders (see assignments/grading/run/course.py).
 import os
 
-from nbgrader.converters import GenerateAssignment
-
 c = get_config()  # noqa: F821
 
 c.CourseDirectory.course_id = "rnn-step-by-step"
@@ -17,8 +15,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # students' checks and their data), then, before nbgrader's own steps, draws the figures into
 # the release notebook: any of them makes the same release (assignments/grading/authoring/release.py).
 c.GenerateAssignment.pre_convert_hook = "assignments.grading.authoring.release.refresh_source_hook"
-c.GenerateAssignment.preprocessors = ["assignments.grading.authoring.release.CourseRelease",
-                                      *GenerateAssignment.class_traits()["preprocessors"].default()]
+# (prepended to nbgrader's own list when GenerateAssignment reads it: this file imports no
+# nbgrader, so that a grading run reads it before the heavy imports, see run/start.py)
+c.GenerateAssignment.preprocessors.prepend(["assignments.grading.authoring.release.CourseRelease"])
 
 # Autograde first puts back what a learner changed in the release's cells (nbgrader's own
 # steps; OverwriteCells reads the gradebook in one query per table).

@@ -10,6 +10,7 @@
   python -m assignments demo           release, then grade the bundled sample class
 """
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -19,12 +20,11 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
+# nbgrader, nbconvert and SQLAlchemy are imported where a command needs them: `grade` sets the
+# zygote booting first (run/start.py), and the two imports then take their second side by side
 from .grading.contract import assignment as course  # noqa: E402
 from .grading.contract import messages  # noqa: E402
-from .grading.reports import lms, report  # noqa: E402
-from .grading.run import evidence, pipeline, receipts, verify  # noqa: E402
-from .grading.run.course import load_config  # noqa: E402
-from .grading.run.dispatch import ClusterUnfit  # noqa: E402
+from .grading.reports import lms  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -171,14 +171,16 @@ def build_release(lang="en"):
 
 def _wanted(args, submissions):
     """The assignments to grade (and an error message, or None)."""
-    wanted = getattr(args, "assignment", None) or [aid for aid in pipeline.assignments_in(submissions)
+    # the run's light part finds the submissions
+    from .grading.run import start
+    wanted = getattr(args, "assignment", None) or [aid for aid in start.assignments_in(submissions)
                                                    if aid in course.known()]
     if not wanted:
         return [], (f"no submissions of any assignment of this course ({', '.join(course.known())}) in {submissions}")
     only = getattr(args, "student", None)
     if only:
-        root = pipeline.submitted_root(os.path.abspath(submissions))
-        found = {aid: pipeline.find_students(root, aid, set(only)) for aid in wanted}
+        root = start.submitted_root(os.path.abspath(submissions))
+        found = {aid: start.find_students(root, aid, set(only)) for aid in wanted}
         absent = sorted(set(only) - {s for students in found.values() for s in students})
         if absent:
             return [], f"no submission by {', '.join(absent)} in {root} (of {', '.join(wanted)})"
@@ -194,18 +196,30 @@ def grade(args, submissions):
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    from .grading.run import start
+    sandbox, lang = not getattr(args, "no_sandbox", False), getattr(args, "lang", "en")
     for aid in wanted:
         try:
-            run = pipeline.grade_class(course.load(aid), submissions, args.out, sandbox=not getattr(args, "no_sandbox", False),
+            began = start.begin(args.out, getattr(args, "db_url", None), sandbox, None, getattr(args, "workers", None),
+                                getattr(args, "scheduler", None))   # the zygote boots while the pipeline is imported
+        except start.SandboxUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        from .grading.reports import report
+        from .grading.run import pipeline, receipts
+        from .grading.run.dispatch import ClusterUnfit
+        gc.freeze()   # what the imports made lives until the end: the collector need not walk it again
+        try:
+            run = pipeline.grade_class(course.load(aid), submissions, args.out, sandbox=sandbox,
                                        workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),
                                        db_url=getattr(args, "db_url", None), progress=not args.quiet,
                                        students=getattr(args, "student", None), force=getattr(args, "force", False),
                                        known_solutions=getattr(args, "known_solutions", None),
-                                       lang=getattr(args, "lang", "en"))
+                                       lang=lang, started=began)
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
-        except (pipeline.SandboxUnavailable, ClusterUnfit) as exc:
+        except (start.SandboxUnavailable, ClusterUnfit) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         own = os.path.join(args.out, "results", aid)
@@ -222,6 +236,7 @@ def grade(args, submissions):
 def check_results(args):
     """verify: exit 0 when every entry checked came out as recorded, 1 naming what differs,
     2 when it cannot start."""
+    from .grading.run import pipeline, verify
     try:
         checked, problems = verify.verify(args.results, args.submissions, args.student, args.sample, args.seed,
                                           sandbox=not args.no_sandbox, workers=args.workers)
@@ -237,6 +252,8 @@ def check_results(args):
 
 def make_report(results_path, out=None, lang="en"):
     """report.html and report.json from a results.json (and the timings.csv beside it), in ``lang``."""
+    from .grading.reports import report
+    from .grading.run import evidence
     folder = os.path.dirname(os.path.abspath(results_path))
     try:
         results = report.load_results(results_path)
@@ -253,6 +270,8 @@ def make_report(results_path, out=None, lang="en"):
 
 def export(results_path, fmt, out=None, title=None, db_url=None):
     """Canvas and/or Moodle import files for the students of a results.json."""
+    from .grading.reports import report
+    from .grading.run.course import load_config
     folder = os.path.dirname(os.path.abspath(results_path))
     try:
         results = report.load_results(results_path)
@@ -285,4 +304,6 @@ def export(results_path, fmt, out=None, title=None, db_url=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    gc.freeze()   # nor at exit, where collecting nbconvert's and SQLAlchemy's objects takes half a second
+    sys.exit(status)

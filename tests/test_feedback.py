@@ -227,3 +227,53 @@ def test_warm_draws_a_submissions_teaching_text_once_and_never_raises(tmp_path, 
     feedback._highlight("ipython3", next(iter(code)), None, None)   # as a graded page asks
     assert feedback._highlight.cache_info().hits == before + 1
     feedback.warm(config, b"{not a notebook", "rnn_step_by_step")
+
+
+def _scored_release():
+    """The release notebook, scored as GetGrades leaves a graded one (for drawing its page)."""
+    nb = nbformat.read(os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb"), as_version=4)
+    nb.metadata.setdefault("language_info", {}).setdefault("pygments_lexer", "ipython3")
+    for cell in nb.cells:
+        grading = cell.metadata.get("nbgrader", {})
+        if grading.get("grade") or grading.get("task"):
+            grading.update(score=0.0, points=grading.get("points", 0.0))
+    return nb
+
+
+def test_cells_kept_on_disk_draw_the_same_page_in_a_new_process(tmp_path, monkeypatch):
+    """With FeedbackExporter.cache_dir, the teaching text drawn by one process is read back by
+    the next (a rerun's one late submission), which then draws none of it again and makes
+    the same page byte for byte; learners' answers are not kept there; and a folder that
+    cannot be written only means drawing again."""
+    nb = _scored_release()
+    resources = {"nbgrader": {"notebook": "rnn_step_by_step", "score": 0.0, "max_score": 0.0, "late_penalty": 0}}
+    drawn = []
+    render = feedback.render_markdown
+    monkeypatch.setattr(feedback, "render_markdown", lambda *a: drawn.append(a[0]) or render(*a))
+
+    def page(cache_dir):
+        feedback.FeedbackExporter._environments.clear()   # a new process: nothing drawn yet
+        feedback._shared_markdown.cache_clear()
+        drawn.clear()
+        config = Config()   # as nbgrader's GenerateFeedback configures the exporter
+        config.HTMLExporter.extra_template_paths = [os.path.join(
+            os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "static", "node_modules", "bootstrap",
+            "dist", "css")]
+        exporter = feedback.FeedbackExporter(config=config, cache_dir=str(cache_dir))
+        return exporter.from_notebook_node(nbformat.from_dict(json.loads(json.dumps(nb))),
+                                           resources=json.loads(json.dumps(resources)))[0]
+
+    fresh = page("")
+    markdown = {c.source for c in nb.cells if c.cell_type == "markdown"}
+    assert len(drawn) == len(markdown) > 10
+    first = page(tmp_path / "pages")
+    assert first == fresh and len(drawn) == len(markdown)
+    kept = [p for p in (tmp_path / "pages").rglob("*.html")]
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert answers and len(markdown) <= len(kept) <= len(nb.cells) - len(answers)
+    assert not any(a.source.strip() and a.source.strip()[:40] in p.read_text() for a in answers for p in kept)
+    assert list((tmp_path / "pages").rglob("*.part")) == []
+    again = page(tmp_path / "pages")
+    assert again == fresh and drawn == []   # every Markdown cell read back from the folder
+    (tmp_path / "file").write_text("not a folder")
+    assert page(tmp_path / "file") == fresh and len(drawn) == len(markdown)

@@ -290,8 +290,10 @@ def test_workers_forked_after_share_use_one_zygote_in_turns(tmp_path):
     config = Config()
     root = str(tmp_path / "kernels")
     assert ZYGOTES.share(config, root) is not None
-    assert ZYGOTES.ready() and ZYGOTES.shared_root() == root
     zygote_pid = ZYGOTES.zygote.proc.pid
+    assert ZYGOTES.share(config, root).proc.pid == zygote_pid   # begun early (run/start.py): shared once
+    assert ZYGOTES.ready() and ZYGOTES.shared_root() == root
+    assert not ZYGOTES.booting()
 
     def worker(queue):
         said = []

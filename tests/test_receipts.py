@@ -284,3 +284,24 @@ def test_a_rerun_takes_the_clusters_drafts_from_the_cache(graded, tmp_path, monk
     assert searched and sorted(searched) == sorted({g["function"] for g in found[0]["groups"] if g["candidate"]})
     assert found[1] == found[0]
     assert json.load(open(path, encoding="utf-8"))["drafts"]
+
+
+def test_code_read_ahead_is_taken_only_while_its_notebook_is_unchanged(fresh):
+    """Cache.read_ahead reads the kept students' code while the zygote boots; class_code then
+    takes it, unless the notebook changed in between: then it reads the notebook again."""
+    from assignments.grading.run import evidence, folders
+    subs, out = fresh
+    config = pipeline.run_config(out, None, True, None, 2, None)
+    plain = evidence.class_code(A, config, CLASS)
+    cache = evidence.Cache(None, "")
+    cache.read_ahead(A, config, CLASS)
+    assert len(cache.ahead) == len(plain) > 2
+    assert evidence.class_code(A, config, CLASS, cache) == plain
+    path = os.path.join(folders.folder(config, "autograded", "ben", A.id), A.notebook + ".ipynb")
+    nb = nbformat.read(path, as_version=4)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    answer.source += "\n# changed after it was read ahead\n"
+    nbformat.write(nb, path)
+    again = evidence.class_code(A, config, CLASS, cache)
+    assert again["ben"] != plain["ben"] and "# changed after it was read ahead" in "".join(again["ben"].values())
+    assert {s: c for s, c in again.items() if s != "ben"} == {s: c for s, c in plain.items() if s != "ben"}

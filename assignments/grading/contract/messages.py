@@ -9,6 +9,7 @@ Rule (contract/): imports nothing of the engine but shipped/.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import gettext
 import io
@@ -52,7 +53,8 @@ def compiled(lang: str) -> bytes:
     from babel.messages.pofile import read_po
     with open(po_path(lang), "rb") as f:
         catalog = read_po(f, locale=LANGUAGES[lang])
-    catalog.creation_date = catalog.revision_date
+    if isinstance(catalog.revision_date, (datetime.datetime, str)):
+        catalog.creation_date = catalog.revision_date
     out = io.BytesIO()
     write_mo(out, catalog, use_fuzzy=False)
     return out.getvalue()

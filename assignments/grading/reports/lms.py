@@ -10,8 +10,6 @@ Rule (reports/): reads results, never grades.
 import csv
 import re
 
-from nbgrader.api import Assignment, Gradebook, Student, SubmittedAssignment
-
 FORMATS = ("canvas", "moodle")
 FILENAMES = {"canvas": "grades_canvas.csv", "moodle": "grades_moodle.csv"}
 
@@ -30,6 +28,8 @@ class ExportError(ValueError):
 def roster(db_url, course_id, assignment_id, students):
     """Each of ``students`` as the gradebook has them: names, email, LMS id and the
     assignment's score. Two queries, whatever the size of the class."""
+    # imported here: the command line imports this module at its start
+    from nbgrader.api import Assignment, Gradebook, Student, SubmittedAssignment
     found = {sid: {"first_name": "", "last_name": "", "email": "", "lms_user_id": "", "score": 0.0}
              for sid in students}
     with Gradebook(db_url, course_id) as gb:

@@ -3,7 +3,6 @@ directories pointed at the run's own folders.
 Rule (run/): only the grading process writes the class's gradebook and folders."""
 import os
 
-from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -43,6 +42,8 @@ def load_config(root, db_url=None, course=False, **directories):
 
 
 def coursedir(config, assignment_id, student_id="*"):
+    # imported here: run/start.py loads the config before nbgrader is imported
+    from nbgrader.coursedir import CourseDirectory
     cd = CourseDirectory(config=config)
     cd.assignment_id = assignment_id
     cd.student_id = student_id

@@ -54,9 +54,10 @@ def _python_only(code):
     return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
-def read_code(path, names, cache=None):
+def read_code(path, names, cache=None, digest=None):
     """{function: source} of a notebook or a .py file ({} when it cannot be read); a
-    ``Cache`` gives a notebook's answer cells by its bytes' digest when an earlier run read them."""
+    ``Cache`` gives a notebook's answer cells by its bytes' digest when an earlier run read them.
+    ``digest``: a list that receives that digest."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -65,6 +66,8 @@ def read_code(path, names, cache=None):
     except Exception:
         return {}
     key = hashlib.sha256(data).hexdigest()
+    if digest is not None:
+        digest.append(key)
     if cache is not None and key in cache.notebooks:
         return cache.keep_notebook(key)
     try:
@@ -93,14 +96,27 @@ def known_solutions(folder, names):
 
 def class_code(assignment, config, students, cache=None):
     """{student: {function: source}} of the autograded notebooks (every graded student's,
-    those of an earlier run too)."""
+    those of an earlier run too); a notebook ``Cache.read_ahead`` read, and that has not
+    changed since, is not read again."""
     names = set(assignment.by_name)
     found = {}
+    ahead = cache.ahead if cache is not None else {}
     for student in students:
         path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
-        if os.path.isfile(path):
+        if path in ahead and ahead[path][0] == _stat(path):
+            found[student] = ahead[path][1]
+            cache.used_notebooks.add(ahead[path][2])
+        elif os.path.isfile(path):
             found[student] = read_code(path, names, cache)
     return found
+
+
+def _stat(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def reference_code(assignment):
@@ -153,6 +169,7 @@ class Cache:
         self.path, self.key = path, key
         self.notebooks, self.cells, self.found_drafts = {}, {}, {}
         self.used_notebooks, self.used_drafts = set(), set()
+        self.ahead = {}   # {notebook's path: (its stat, its code, its digest)}, read by read_ahead
         self.loaded = None
         if path and not fresh:
             self._load()
@@ -170,6 +187,21 @@ class Cache:
             return
         self.notebooks, self.cells, self.found_drafts = notebooks, cells, drafts
         self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts))
+
+    def read_ahead(self, assignment, config, students):
+        """Read the code of ``students``' autograded notebooks now, while the run waits (for its
+        zygote to boot), rather than after grading: those of students the run does not grade
+        again are the same then. ``class_code`` takes what has not changed since."""
+        names = set(assignment.by_name)
+        for student in students:
+            path = os.path.join(folders.folder(config, "autograded", student, assignment.id),
+                                assignment.notebook + ".ipynb")
+            before, digest = _stat(path), []
+            if before is not None:
+                code = read_code(path, names, self, digest)
+                if digest and _stat(path) == before:
+                    self.ahead[path] = (before, code, digest[0])
+        self.used_notebooks.clear()   # counted again when class_code takes them
 
     def keep_notebook(self, key):
         self.used_notebooks.add(key)

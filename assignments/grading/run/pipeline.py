@@ -20,8 +20,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
-import threading
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -35,15 +33,15 @@ from ..authoring.generated import write_generated
 from ..contract import messages
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
-from ..sandbox.kernel import sandbox_problem
 from ..sandbox.zygotes import ZYGOTES
 from ..upstream import export as grades_export
 from ..upstream import feedback, is_stock
 from ..upstream.saveautogrades import grades_of
 from . import evidence, folders, inspect_submission, receipts, record
-from .course import coursedir, load_config
+from .course import coursedir
 from .dispatch import Dispatch
 from .progress import Progress
+from .start import CACHE, KERNELS, WORK, SandboxUnavailable, Started, assignments_in, begin, find_students, reset_work, run_config, submitted_root  # noqa: F401
 from .worker import Course
 
 if TYPE_CHECKING:
@@ -61,8 +59,6 @@ Job: TypeAlias = dict[str, Any]
 Verdicts: TypeAlias = tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]
 """What results.json takes from an autograded notebook: verdicts by function, kernel events."""
 
-WORK = ".nbgrader"          # the run's private course folder, under --out
-CACHE = "cache"             # under WORK, kept from run to run: the seed gradebook and release (``seeded``)
 MAX_FILE_BYTES = 20 * 2**20  # a submission's extra files larger than this are not copied
 # written to --out/results/<assignment>/, and copied to --out/ (the latest graded assignment's)
 OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.json", "grades_canvas.csv", "grades_moodle.csv",
@@ -71,23 +67,6 @@ OUTPUTS = ("results.json", "grades.csv", "timings.csv", "report.html", "report.j
 
 # nbgrader globs and matches student ids as patterns: other characters could match others
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
-
-
-class SandboxUnavailable(RuntimeError):
-    """Grading untrusted code needs the sandbox; say why it cannot run and how to opt out."""
-
-
-def submitted_root(submissions: str) -> str:
-    """Accept both DIR/submitted/<student>/... and DIR/<student>/... ."""
-    inner = os.path.join(submissions, "submitted")
-    return inner if os.path.isdir(inner) else submissions
-
-
-def find_students(root: str, assignment_id: str, only: Container[str] | None = None) -> list[str]:
-    """The students with a folder for the assignment (of ``only``, when given)."""
-    return sorted(s for s in os.listdir(root)
-                  if os.path.isdir(os.path.join(root, s, assignment_id)) and not s.startswith(".")
-                  and (only is None or s in only))
 
 
 def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode) -> tuple[str | None, list[str]]:
@@ -142,7 +121,8 @@ def grade(assignment: Assignment, submissions: str, out: str, sandbox: bool = Tr
 def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: bool = True,
                 overrides: Config | None = None, workers: int | None = None, scheduler: str | None = None,
                 db_url: str | None = None, progress: bool = False, students: Iterable[str] | None = None,
-                force: bool = False, known_solutions: str | None = None, lang: str = "en") -> Run:
+                force: bool = False, known_solutions: str | None = None, lang: str = "en",
+                started: Started | None = None) -> Run:
     """Grade every submission whose receipt would change (``force``: every one; ``students``:
     only theirs, the others keep what an earlier run gave them); ``sandbox=False`` runs
     kernels without bubblewrap (flagged). ``overrides`` (a traitlets Config) is laid over
@@ -150,23 +130,17 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
     config; ``db_url`` the gradebook's (default: SQLite in ``out``). ``progress`` shows a
     progress bar on stderr. ``known_solutions``: a folder of solutions collected by the
     instructor, which the copying evidence compares the class with (evidence.py). ``lang``:
-    the class report's language (the instructor's; grades never depend on it). Returns a
-    ``Run``."""
-    out = os.path.abspath(out)
-    aid = assignment.id
+    the class report's language (the instructor's; grades never depend on it). ``started``:
+    the run as ``start.begin`` began it (with the same ``out``, ``db_url``, ``sandbox``,
+    ``overrides``, ``workers`` and ``scheduler``), or None to begin it here. Returns a ``Run``."""
     say = messages.speaker(lang)   # an unknown language fails before any grading
-    work = os.path.join(out, WORK)
-    config = run_config(out, db_url, sandbox, overrides, workers, scheduler)
+    run = started or begin(out, db_url, sandbox, overrides, workers, scheduler)
+    out, config, aid = run.out, run.config, assignment.id
+    work = run.work
     dispatch = Dispatch(config=config)
-    if sandbox and not dispatch.scheduler:   # a cluster's workers are checked where they run
-        problem = sandbox_problem()
-        if problem:
-            raise SandboxUnavailable(f"{problem}. Submissions are untrusted code: grading refuses to run "
-                                     f"them outside the sandbox. To grade anyway, pass --no-sandbox "
-                                     f"(every result is then flagged 'unsandboxed').")
-    sweeper = reset_work(work)
-    # one zygote for the local workers, booting while this process prepares
-    with ZYGOTES.sharing(config, os.path.join(work, "kernels"), sandbox and not dispatch.scheduler):
+    sweeper = run.sweeper
+    # the zygote the local workers share, booting since ``begin`` while this process prepares
+    with ZYGOTES.sharing(config, os.path.join(work, KERNELS), run.local):
         warn_without_cgroups(sandbox)
         course, release_nb = prepare_course(config, assignment, work)
         root = submitted_root(os.path.abspath(submissions))
@@ -176,16 +150,20 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
         records, jobs = stage_all(assignment, root, work, release_nb, sandbox, set(plan.graded))
         for student, rec in records.items():
             rec["receipt"] = plan.receipts[student]
+        cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
         if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
-            if dispatch.local_workers(len(jobs)) > 1:   # one worker runs here and draws its pages itself
+            # the pages' templates and teaching text; while the zygote boots, also for a worker that
+            # runs here (a rerun's one late submission), and the code of those kept, for the evidence
+            if dispatch.local_workers(len(jobs)) > 1 or ZYGOTES.booting():
                 feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
+            if plan.kept and ZYGOTES.booting():
+                cache.read_ahead(assignment, config, sorted(plan.kept))
             ZYGOTES.ready(keep)
         bar = Progress(len(jobs), enabled=progress)
         judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar)
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
-    cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
                      evidence_of=(release_nb, known_solutions, cache), say=(say, lang))
     sweeper.join()
@@ -292,30 +270,6 @@ def exchange_notes(work: str, aid: str, records: Mapping[str, Record]) -> list[s
             for files, students in lacking.items()]
 
 
-def run_config(out: str, db_url: str | None, sandbox: bool, overrides: Config | None, workers: int | None,
-               scheduler: str | None) -> Config:
-    """nbgrader's configuration for a run: the course's, its folders those of ``out`` (the
-    submissions staged in the run's private folder)."""
-    config = load_config(out, db_url, course=True, source_directory=f"{WORK}/source", release_directory=f"{WORK}/release",
-                         submitted_directory=f"{WORK}/submitted",
-                         autograded_directory="autograded", feedback_directory="feedback")
-    for name in ("GenerateAssignment", "Autograde", "GenerateFeedback"):
-        config[name].force = True
-    # the run's own copy of the release is for the gradebook's rows and for comparing
-    # submissions with: its source's generated files are written as it is made (prepare_course),
-    # and it needs no figures
-    config.GenerateAssignment.pre_convert_hook = None
-    config.CourseRelease.enabled = False
-    config.GradingKernelManager.sandbox = sandbox
-    if overrides is not None:
-        config.merge(overrides)
-    if workers is not None:
-        config.Dispatch.workers = workers
-    if scheduler is not None:
-        config.Dispatch.scheduler = scheduler
-    return config
-
-
 def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[Course, NotebookNode]:
     """The assignment's source (with its generated files), the class's gradebook holding it,
     and what every worker receives (``Course``); also the release notebook, which staging
@@ -324,7 +278,9 @@ def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[C
     shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     write_generated(assignment, os.path.join(work, "source", aid), reuse_release=True)
-    seed = seeded(config, aid, work)   # also writes the release, and WORK/seed.db
+    seed, kept = seeded(config, aid, work)   # also writes the release, and WORK/seed.db
+    # the feedback pages' compiled templates and shared cells, kept with the seed: made by the same code
+    config.FeedbackExporter.cache_dir = os.path.join(kept, "pages")
     record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
     course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                     source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
@@ -332,25 +288,11 @@ def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[C
     return course, release_nb
 
 
-def reset_work(work):
-    """Empty the run's private folder, but for the cache of earlier runs. What an earlier run
-    left (a whole class staged, after a first run) is moved aside at once and deleted by a
-    thread while this run goes on; returns that thread, to be joined before the run ends."""
-    os.makedirs(work, exist_ok=True)
-    trash = tempfile.mkdtemp(prefix=".old-", dir=work)
-    for name in os.listdir(work):
-        if name != CACHE and name != os.path.basename(trash):
-            os.replace(os.path.join(work, name), os.path.join(trash, name))
-    sweeper = threading.Thread(target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, daemon=True)
-    sweeper.start()
-    return sweeper
-
-
 def seeded(config, aid, work):
     """``record.seed``'s bytes (also in WORK/seed.db), with the run's release in WORK/release/: reused from an earlier
     run when the source folder, the configuration, nbgrader and the engine are the same
     (WORK/cache/<their digest>/), made by nbgrader otherwise (a second or so) and kept there.
-    Only the latest is kept."""
+    Only the latest is kept. Returns (the bytes, that folder)."""
     import nbgrader
     key = receipts.of([receipts.files_digest(os.path.join(work, "source", aid)), nbgrader.__version__,
                        json.dumps(config, sort_keys=True, default=repr), receipts.files_digest(GRADING)]).split(":")[1]
@@ -360,7 +302,7 @@ def seeded(config, aid, work):
         shutil.copytree(os.path.join(kept, "release"), release)
         shutil.copyfile(os.path.join(kept, "seed.db"), os.path.join(work, "seed.db"))
         with open(os.path.join(kept, "seed.db"), "rb") as f:
-            return f.read()
+            return f.read(), kept
     seed = record.seed(config, aid, os.path.join(work, "seed.db"))
     for name in os.listdir(os.path.join(work, CACHE)) if os.path.isdir(os.path.join(work, CACHE)) else ():
         if os.path.isdir(os.path.join(work, CACHE, name)):   # an earlier seed (the files beside are evidence.Cache's)
@@ -369,7 +311,7 @@ def seeded(config, aid, work):
     with open(os.path.join(kept + ".part", "seed.db"), "wb") as f:
         f.write(seed)
     os.replace(kept + ".part", kept)
-    return seed
+    return seed, kept
 
 
 def stage_all(assignment, root, work, release_nb, sandbox, only=None):
@@ -500,17 +442,6 @@ def test_prefix(config: Config) -> str:
     """The grade_id prefix of test cells, as JudgedExecute is configured."""
     from ..judging.judged_execute import JudgedExecute
     return config.JudgedExecute.get("test_prefix", JudgedExecute.test_prefix.default_value)
-
-
-def assignments_in(submissions: str) -> list[str]:
-    """The ids of the assignments that some student folder holds."""
-    root = submitted_root(os.path.abspath(submissions))
-    found: set[str] = set()
-    for student in os.listdir(root) if os.path.isdir(root) else ():
-        folder = os.path.join(root, student)
-        if os.path.isdir(folder) and not student.startswith("."):
-            found |= {a for a in os.listdir(folder) if os.path.isdir(os.path.join(folder, a))}
-    return sorted(found)
 
 
 def sort_rows(path: str) -> None:

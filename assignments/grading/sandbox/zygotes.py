@@ -264,6 +264,8 @@ class Zygotes:
         imports per run. It boots while this process goes on preparing (``ready`` waits for
         it). Nothing when kernels are not warm; None when it cannot start (each worker then
         tries its own)."""
+        if self.shared and self.zygote is not None and self.key[0] == scratch_root and self.zygote.alive():
+            return self.zygote   # shared already (run/start.py begins it before the pipeline is imported)
         os.makedirs(scratch_root, exist_ok=True)
         from .kernel import GradingKernelManager
         km = GradingKernelManager(config=config, scratch_root=scratch_root, template=True)
@@ -289,6 +291,17 @@ class Zygotes:
             self.stop()
             return False
         return True
+
+    def booting(self):
+        """Whether the shared zygote is still booting (has not said it is ready): time this
+        process can spend on work it would do anyway, rather than wait."""
+        z = self.zygote if self.shared else None
+        if z is None or z.ready or b"\n" in z._pending:
+            return False
+        try:
+            return not select.select([z.proc.stdout.fileno()], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     @contextlib.contextmanager
     def sharing(self, config, scratch_root, enabled=True):

@@ -21,11 +21,12 @@ import importlib
 import json
 import os
 import re
+import tempfile
 from xml.etree import ElementTree
 
 import nbformat
 import nbgrader
-from jinja2 import Environment, pass_context
+from jinja2 import Environment, FileSystemBytecodeCache, pass_context
 from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
@@ -163,13 +164,21 @@ class RenderedCells:
     """The HTML of the cells drawn so far, by what each was drawn from (``key``), for the
     whole process: most of a class's cells are the same teaching text and the same results
     in every submission, so only a learner's own cells are drawn again (the page's template,
-    judged_feedback/index.html.j2, asks here first). The oldest go past MAX_RENDERED_BYTES."""
+    judged_feedback/index.html.j2, asks here first). The oldest go past MAX_RENDERED_BYTES.
 
-    def __init__(self, max_bytes=MAX_RENDERED_BYTES):
+    With a ``folder``, the cells every submission shares (``lasting``) are also kept there,
+    one file per key, for the next process: a rerun that grades one late submission then
+    draws only that learner's own cells, instead of the whole teaching text again (most of
+    a first page's second). The folder's name must change with whatever else a cell's HTML
+    is drawn from (the templates, the page's code, the versions in ``DRAWN_BY``): the grading
+    run names it after them (pipeline.seeded). Writes are atomic; a folder that cannot be
+    read or written only means drawing again."""
+
+    def __init__(self, max_bytes=MAX_RENDERED_BYTES, folder=None):
         self.max_bytes, self.size, self.html = max_bytes, 0, {}
+        self.folder, self.lasting = folder, set()
 
-    @staticmethod
-    def key(cell, resources, nb):
+    def key(self, cell, resources, nb):
         """A digest of all that the cell's HTML is drawn from, or None: draw it afresh (also
         when the page embeds images, read from the notebook's own folder)."""
         if not resources.get("share_cells") or cell.get("attachments"):
@@ -183,19 +192,69 @@ class RenderedCells:
                                nb.metadata.get("widgets"), nb.metadata.get(COURSE_KEY)], sort_keys=True)
         except (TypeError, ValueError):
             return None
-        return hashlib.sha256(text.encode()).hexdigest()
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if self.folder and self.lasts(cell):
+            self.lasting.add(key)
+        return key
+
+    @staticmethod
+    def lasts(cell):
+        """Whether a cell is kept in the folder: the assignment's own text, which is the same in
+        every submission (Markdown, and code with no outputs that is no learner's answer).
+        Answers and outputs differ from learner to learner: kept on disk, they would only pile up."""
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            return False
+        return cell.get("cell_type") == "markdown" or not cell.get("outputs")
 
     def get(self, key):
-        return self.html.get(key)
+        html = self.html.get(key)
+        if html is None and key in self.lasting:
+            try:
+                with open(os.path.join(self.folder, key + ".html"), encoding="utf-8") as f:
+                    html = self._keep(key, f.read())
+            except OSError:
+                return None
+        return html
 
     def remember(self, key, html):
         """Remember a cell's HTML, and give it back."""
+        if key in self.lasting:
+            path = os.path.join(self.folder, key + ".html")
+            try:
+                os.makedirs(self.folder, exist_ok=True)
+                with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.folder, suffix=".part",
+                                                 delete=False) as f:
+                    f.write(html)
+                os.replace(f.name, path)
+            except OSError:
+                pass
+        return self._keep(key, html)
+
+    def _keep(self, key, html):
         if len(html) <= self.max_bytes // 16:
             self.html[key] = html
             self.size += len(html)
             while self.size > self.max_bytes:
                 self.size -= len(self.html.pop(next(iter(self.html))))
         return html
+
+
+# The packages a cell's HTML is drawn by, besides this engine: their versions name the folder
+# a RenderedCells keeps cells in.
+DRAWN_BY = ("nbconvert", "mistune", "pygments", "latex2mathml", "jinja2", "nbgrader", "bleach", "nbformat")
+
+
+@functools.cache
+def drawn_by():
+    """A short digest of the versions of DRAWN_BY's packages."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def found(name):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return ""
+    return hashlib.sha256(" ".join(f"{n}={found(n)}" for n in DRAWN_BY).encode()).hexdigest()[:16]
 
 
 def page_words(function):
@@ -238,6 +297,11 @@ def words_function(name):
 class FeedbackExporter(ReadOnce, HTMLExporter):
     _environments: dict[tuple[object, ...], Environment] = {}   # one compiled Jinja environment per template set, for the process
 
+    cache_dir = Unicode("", help="A folder where the page's compiled templates and the cells every "
+                                 "submission shares are kept for later processes (RenderedCells); "
+                                 "empty: kept for the process only. The grading run sets it to a "
+                                 "folder of its cache named after the engine's code and configuration.").tag(config=True)
+
     words = Unicode("", help="The function (a dotted name) that says the page's fixed words in the "
                              "notebook's language: f(notebook metadata, template, **fields) -> text. "
                              "The page's template calls it as say(\"...\"); by default they stay "
@@ -249,10 +313,18 @@ class FeedbackExporter(ReadOnce, HTMLExporter):
 
     def _create_environment(self):
         key = (tuple(self.template_paths), self.template_extension, self.enable_async,
-               repr(sorted(self.filters.items())), self.template_name, self.words)
+               repr(sorted(self.filters.items())), self.template_name, self.words, self.cache_dir)
         if key not in self._environments:
             environment = super()._create_environment()
-            cells = RenderedCells()
+            folder = None
+            if self.cache_dir:
+                folder = os.path.join(self.cache_dir, "cells-" + drawn_by())
+                try:   # Jinja's own cache of compiled templates, checked against each template's text
+                    os.makedirs(os.path.join(self.cache_dir, "templates"), exist_ok=True)
+                    environment.bytecode_cache = FileSystemBytecodeCache(os.path.join(self.cache_dir, "templates"))
+                except OSError:
+                    pass
+            cells = RenderedCells(folder=folder)
             environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, remember_cell=cells.remember,
                                        say=page_words(words_function(self.words)))
             self._environments[key] = environment
