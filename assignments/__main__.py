@@ -198,6 +198,7 @@ def grade(args, submissions):
         return 2
     from .grading.run import start
     sandbox, lang = not getattr(args, "no_sandbox", False), getattr(args, "lang", "en")
+    gc.disable()   # no collections while the imports below build their hundred thousand objects
     for aid in wanted:
         try:
             began = start.begin(args.out, getattr(args, "db_url", None), sandbox, None, getattr(args, "workers", None),
@@ -209,6 +210,7 @@ def grade(args, submissions):
         from .grading.run import pipeline, receipts
         from .grading.run.dispatch import ClusterUnfit
         gc.freeze()   # what the imports made lives until the end: the collector need not walk it again
+        gc.enable()
         try:
             run = pipeline.grade_class(course.load(aid), submissions, args.out, sandbox=sandbox,
                                        workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),

@@ -305,3 +305,30 @@ def test_code_read_ahead_is_taken_only_while_its_notebook_is_unchanged(fresh):
     again = evidence.class_code(A, config, CLASS, cache)
     assert again["ben"] != plain["ben"] and "# changed after it was read ahead" in "".join(again["ben"].values())
     assert {s: c for s, c in again.items() if s != "ben"} == {s: c for s, c in plain.items() if s != "ben"}
+
+
+def test_a_rerun_reads_no_autograded_notebook_whose_stat_held(fresh, monkeypatch, tmp_path):
+    """The evidence cache remembers each autograded notebook's digest by its stat: the next
+    run hashes none of them but one whose stat moved (rewritten, or only touched)."""
+    from assignments.grading.run import evidence, folders
+    subs, out = fresh
+    config = pipeline.run_config(out, None, True, None, 2, None)
+    monkeypatch.setattr(evidence.Cache, "RACY", 0.0)   # the fixture's files were written a moment ago
+    path = str(tmp_path / "evidence.json")
+    first = evidence.Cache(path, "k")
+    plain = evidence.class_code(A, config, CLASS, first)
+    first.save([src for code in plain.values() for src in code.values()])
+    hashed = []
+    sha256 = evidence.hashlib.sha256
+    monkeypatch.setattr(evidence.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or sha256(data))
+    again = evidence.Cache(path, "k")
+    assert evidence.class_code(A, config, CLASS, again) == plain and hashed == []
+    ben = os.path.join(folders.folder(config, "autograded", "ben", A.id), A.notebook + ".ipynb")
+    os.utime(ben, ns=(os.stat(ben).st_atime_ns, os.stat(ben).st_mtime_ns + 1))
+    third = evidence.Cache(path, "k")
+    assert evidence.class_code(A, config, CLASS, third) == plain and len(hashed) == 1
+    monkeypatch.setattr(evidence.Cache, "RACY", 3600.0)   # just written: not trusted by its stat
+    fourth = evidence.Cache(None, "")
+    evidence.class_code(A, config, CLASS, fourth)
+    assert fourth.used_stats == {}
+

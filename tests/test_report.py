@@ -268,3 +268,20 @@ def test_charts_are_well_formed_svg_that_show_every_value():
     assert titles == ["a<b: 1 (first)", "a<b: 2", "c: 40 (first)", "c: 0"]
     assert {"a<b", "c", "first", "100", "%"} <= {t.text for t in root.iter(f"{ns}text")}
     assert bars == charts.hbars(["a<b", "c"], [([1, 40], "#111", "first"), ([2, 0], "#222", None)], "fns", "%", xmax=100)
+
+
+def test_compiled_templates_kept_for_the_next_process_make_the_same_page(tmp_path):
+    """report.write's ``cache_dir`` keeps the page's compiled templates (Jinja's bytecode cache)
+    for the next run, which then draws the same page byte for byte; a cache_dir that cannot
+    be used only means compiling again."""
+    results, messages, timings = synthetic_class(12)
+    report.write(results, str(tmp_path / "plain"), messages, timings)
+    report._environment.cache_clear()   # as in a new process
+    report.write(results, str(tmp_path / "first"), messages, timings, cache_dir=str(tmp_path / "cache"))
+    assert list((tmp_path / "cache").iterdir())
+    report._environment.cache_clear()
+    report.write(results, str(tmp_path / "again"), messages, timings, cache_dir=str(tmp_path / "cache"))
+    (tmp_path / "file").write_text("not a folder")
+    report.write(results, str(tmp_path / "broken"), messages, timings, cache_dir=str(tmp_path / "file"))
+    pages = {name: (tmp_path / name / "report.html").read_bytes() for name in ("plain", "first", "again", "broken")}
+    assert len(set(pages.values())) == 1

@@ -315,10 +315,20 @@ PAGE = os.path.join(TEMPLATES, "report")
 
 
 @functools.lru_cache(maxsize=None)
-def _environment():
-    from jinja2 import Environment, FileSystemLoader
+def _environment(cache_dir=None):
+    """The page's Jinja environment; with ``cache_dir``, its compiled templates are kept there
+    for the next process (Jinja checks each against its template's text)."""
+    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader
     from markupsafe import Markup, escape
-    env = Environment(loader=FileSystemLoader(PAGE), autoescape=True, keep_trailing_newline=True)
+    bytecode = None
+    if cache_dir:
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            bytecode = FileSystemBytecodeCache(cache_dir)
+        except OSError:
+            pass
+    env = Environment(loader=FileSystemLoader(PAGE), autoescape=True, keep_trailing_newline=True,
+                      bytecode_cache=bytecode)
 
     def figure(svg, caption):
         caption = caption.unescape() if isinstance(caption, Markup) else caption   # said words, as text
@@ -357,9 +367,10 @@ def _num(x):
     return f"{x:.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x)}"
 
 
-def render(report, charts=True, say=english, lang="en"):
+def render(report, charts=True, say=english, lang="en", cache_dir=None):
     """report.html: one self-contained page (inline CSS and SVG; no script, no network), from
-    templates/report/; its words said with ``say``, ``lang`` its language's tag."""
+    templates/report/; its words said with ``say``, ``lang`` its language's tag; ``cache_dir``:
+    where compiled templates are kept from run to run (``_environment``)."""
     n, sc, flagged = report["submissions"], report["scores"], report["flagged"]
     drawn = {}
     if charts and n:
@@ -375,15 +386,16 @@ def render(report, charts=True, say=english, lang="en"):
     with open(os.path.join(PAGE, "report.css"), encoding="utf-8") as f:
         css = f.read()
     said, names = _page_words(say)
-    return _environment().get_template("report.html.j2").render(
+    return _environment(cache_dir).get_template("report.html.j2").render(
         r=dict(report, similarity=_similarity_words(report["similarity"], say)), n=n, sc=sc, flagged=flagged,
         charts=drawn, css=css, say=said, names=names, lang=lang,
         n_flagged=len({row["student"] for rows in flagged.values() for row in rows}))
 
 
-def write(results, out, messages=None, timings=None, clusters=None, similarity=None, say=english, lang="en"):
-    """report.json and report.html into ``out`` (their words said with ``say``, in ``lang``);
-    returns their paths."""
+def write(results, out, messages=None, timings=None, clusters=None, similarity=None, say=english, lang="en",
+          cache_dir=None):
+    """report.json and report.html into ``out`` (their words said with ``say``, in ``lang``;
+    ``cache_dir``: see ``render``); returns their paths."""
     report = build(results, messages, timings, clusters, similarity)
     os.makedirs(out, exist_ok=True)
     paths = os.path.join(out, "report.json"), os.path.join(out, "report.html")
@@ -391,5 +403,5 @@ def write(results, out, messages=None, timings=None, clusters=None, similarity=N
         json.dump(report, f, indent=1)
         f.write("\n")
     with open(paths[1], "w", encoding="utf-8") as f:
-        f.write(render(report, say=say, lang=lang))
+        f.write(render(report, say=say, lang=lang, cache_dir=cache_dir))
     return paths

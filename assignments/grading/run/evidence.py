@@ -24,6 +24,7 @@ import inspect
 import json
 import os
 import shutil
+import time
 
 import nbformat
 
@@ -58,7 +59,14 @@ def read_code(path, names, cache=None, digest=None):
     """{function: source} of a notebook or a .py file ({} when it cannot be read); a
     ``Cache`` gives a notebook's answer cells by its bytes' digest when an earlier run read them.
     ``digest``: a list that receives that digest."""
+    if cache is not None and path.endswith(".ipynb"):
+        known = cache.digest_by_stat(path)
+        if known is not None:
+            if digest is not None:
+                digest.append(known)
+            return cache.keep_notebook(known)
     try:
+        before = _stat(path)
         with open(path, "rb") as f:
             data = f.read()
         if not path.endswith(".ipynb"):
@@ -66,6 +74,8 @@ def read_code(path, names, cache=None, digest=None):
     except Exception:
         return {}
     key = hashlib.sha256(data).hexdigest()
+    if cache is not None:
+        cache.remember_stat(path, before, key)
     if digest is not None:
         digest.append(key)
     if cache is not None and key in cache.notebooks:
@@ -101,8 +111,8 @@ def class_code(assignment, config, students, cache=None):
     names = set(assignment.by_name)
     found = {}
     ahead = cache.ahead if cache is not None else {}
-    for student in students:
-        path = os.path.join(folders.folder(config, "autograded", student, assignment.id), assignment.notebook + ".ipynb")
+    for student, graded in folders.folders(config, "autograded", students, assignment.id).items():
+        path = os.path.join(graded, assignment.notebook + ".ipynb")
         if path in ahead and ahead[path][0] == _stat(path):
             found[student] = ahead[path][1]
             cache.used_notebooks.add(ahead[path][2])
@@ -170,6 +180,7 @@ class Cache:
         self.notebooks, self.cells, self.found_drafts = {}, {}, {}
         self.used_notebooks, self.used_drafts = set(), set()
         self.ahead = {}   # {notebook's path: (its stat, its code, its digest)}, read by read_ahead
+        self.stats, self.used_stats = {}, {}   # {notebook's path: [its stat..., its digest]}: see digest_by_stat
         self.loaded = None
         if path and not fresh:
             self._load()
@@ -183,19 +194,37 @@ class Cache:
             notebooks = dict(data["notebooks"])
             cells = {k: {kind: frozenset(items) for kind, items in doc.items()} for k, doc in data["cells"].items()}
             drafts = {k: (v[0], int(v[1])) for k, v in data["drafts"].items()}
+            stats = {k: list(v) for k, v in data.get("stats", {}).items() if len(v) == 5 and v[4] in notebooks}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return
-        self.notebooks, self.cells, self.found_drafts = notebooks, cells, drafts
-        self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts))
+        self.notebooks, self.cells, self.found_drafts, self.stats = notebooks, cells, drafts, stats
+        self.loaded = (sorted(notebooks), sorted(cells), sorted(drafts), stats)
+
+    RACY = 2.0   # seconds: a file changed more recently than this may change again within its clock tick
+
+    def digest_by_stat(self, path):
+        """The digest of a notebook an earlier run read, when ``os.stat`` says it is the same
+        file, unchanged (size, modification and change times in nanoseconds, inode): a rerun
+        then reads none of the class's autograded notebooks but the new ones. None otherwise."""
+        found = self.stats.get(path)
+        if found is None or found[:4] != list(_stat(path) or ()) or found[4] not in self.notebooks:
+            return None
+        self.used_stats[path] = found
+        return found[4]
+
+    def remember_stat(self, path, before, key):
+        """Remember ``path``'s digest by its stat taken before it was read, if it has not
+        changed since and had settled (see ``RACY``)."""
+        if before is not None and _stat(path) == before and before[1] < time.time_ns() - self.RACY * 1e9:
+            self.used_stats[path] = [*before, key]
 
     def read_ahead(self, assignment, config, students):
         """Read the code of ``students``' autograded notebooks now, while the run waits (for its
         zygote to boot), rather than after grading: those of students the run does not grade
         again are the same then. ``class_code`` takes what has not changed since."""
         names = set(assignment.by_name)
-        for student in students:
-            path = os.path.join(folders.folder(config, "autograded", student, assignment.id),
-                                assignment.notebook + ".ipynb")
+        for graded in folders.folders(config, "autograded", students, assignment.id).values():
+            path = os.path.join(graded, assignment.notebook + ".ipynb")
             before, digest = _stat(path), []
             if before is not None:
                 code = read_code(path, names, self, digest)
@@ -225,12 +254,14 @@ class Cache:
         """Write the file, with the items of ``sources`` (the cells of this run) only; not
         when it holds them already (what a key names never changes)."""
         used = {similarity.source_key(src) for src in sources if src and src.strip()}
-        keep = (sorted(self.used_notebooks), sorted(used & set(self.cells)), sorted(self.used_drafts))
+        stats = {p: v for p, v in self.used_stats.items() if v[4] in self.used_notebooks}
+        keep = (sorted(self.used_notebooks), sorted(used & set(self.cells)), sorted(self.used_drafts), stats)
         if not self.path or keep == self.loaded:
             return
         data = {"key": self.key, "notebooks": {k: self.notebooks[k] for k in keep[0]},
                 "cells": {k: {kind: sorted(items) for kind, items in self.cells[k].items()} for k in keep[1]},
-                "drafts": {k: list(self.found_drafts[k]) for k in keep[2]}}
+                "drafts": {k: list(self.found_drafts[k]) for k in keep[2]},
+                "stats": dict(sorted(stats.items()))}
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         with open(self.path + ".part", "w", encoding="utf-8") as f:
             f.write(json.dumps(data))   # at once: json.dump's chunks go through the pure-Python encoder

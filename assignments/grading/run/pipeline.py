@@ -243,11 +243,12 @@ def current(config, assignment, results_path, entries):
         return held
     since = os.stat(results_path).st_mtime_ns
     submitted, by_hand = record.submitted_students(config, aid)
+    graded = folders.folders(config, "autograded", entries, aid)
     for student, entry in entries.items():
         if entry.get("status") == "unreadable":
             held.add(student)
         elif entry.get("status") in ("graded", "incomplete") and student in submitted and student not in by_hand:
-            path = os.path.join(folders.folder(config, "autograded", student, aid), assignment.notebook + ".ipynb")
+            path = os.path.join(graded[student], assignment.notebook + ".ipynb")
             if os.path.isfile(path) and os.stat(path).st_mtime_ns <= since:
                 held.add(student)
     return held
@@ -284,7 +285,9 @@ def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[C
     record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
     course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
                     source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
-    release_nb = nbformat.read(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), as_version=4)
+    # the run's own release, as nbgrader just wrote or the cache kept it: no need to validate it again
+    with open(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), encoding="utf-8") as f:
+        release_nb = nbformat.v4.reads(f.read())   # nbformat.read's notebook, but for validating it
     return course, release_nb
 
 
@@ -379,7 +382,7 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     found = evidence.write(assignment, results, own, config, *evidence_of, jobs=_jobs(config)) if evidence_of else (None, None)
     # the class report and the LMS files live beside results.json and grades.csv
     report.write(results, own, report.catalog_messages(assignment, say[0]), report.load_timings(timings_path), *found,
-                 say=say[0], lang=say[1])
+                 say=say[0], lang=say[1], cache_dir=os.path.join(out, WORK, CACHE, "report"))
     people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)

@@ -111,9 +111,13 @@ def course_files_under(prefixes):
     import importlib.metadata
     package = PACKAGE
     top = os.path.basename(package)
+    found: list[str] = []
+    inside = [p for p in prefixes if package.startswith(p.rstrip("/") + "/")]
+    if not inside:   # a checkout, as in the course's repository: nothing to hide, no metadata to read
+        return found
+    # reading every installed distribution's metadata takes a few tenths of a second
     names = {re.sub(r"[-.]+", "_", d).lower() for d in importlib.metadata.packages_distributions().get(top, [])}
-    found = []
-    for prefix in prefixes:
+    for prefix in inside:
         if package.startswith(prefix.rstrip("/") + "/"):
             found.append(package)
             parent = os.path.dirname(package)
