@@ -206,6 +206,8 @@ def grade(args, submissions):
         except start.SandboxUnavailable as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        from .grading.upstream import is_stock, package
+        package.lean(is_stock(began.config))   # nbgrader without its server extensions
         from .grading.reports import report
         from .grading.run import pipeline, receipts
         from .grading.run.dispatch import ClusterUnfit

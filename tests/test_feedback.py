@@ -247,14 +247,17 @@ def test_cells_kept_on_disk_draw_the_same_page_in_a_new_process(tmp_path, monkey
     cannot be written only means drawing again."""
     nb = _scored_release()
     resources = {"nbgrader": {"notebook": "rnn_step_by_step", "score": 0.0, "max_score": 0.0, "late_penalty": 0}}
-    drawn = []
-    render = feedback.render_markdown
+    drawn, lexed = [], []
+    render, highlight = feedback.render_markdown, feedback._highlight
     monkeypatch.setattr(feedback, "render_markdown", lambda *a: drawn.append(a[0]) or render(*a))
+    monkeypatch.setattr(feedback, "_highlight", lambda *a: lexed.append(a[1]) or highlight(*a))
 
     def page(cache_dir):
         feedback.FeedbackExporter._environments.clear()   # a new process: nothing drawn yet
         feedback._shared_markdown.cache_clear()
+        highlight.cache_clear()
         drawn.clear()
+        lexed.clear()
         config = Config()   # as nbgrader's GenerateFeedback configures the exporter
         config.HTMLExporter.extra_template_paths = [os.path.join(
             os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "static", "node_modules", "bootstrap",
@@ -270,10 +273,14 @@ def test_cells_kept_on_disk_draw_the_same_page_in_a_new_process(tmp_path, monkey
     assert first == fresh and len(drawn) == len(markdown)
     kept = [p for p in (tmp_path / "pages").rglob("*.html")]
     answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
-    assert answers and len(markdown) <= len(kept) <= len(nb.cells) - len(answers)
+    shared_code = {c.source for c in nb.cells if c.cell_type == "code" and c not in answers}
+    cells = [p for p in kept if not p.name.startswith("code-")]
+    assert answers and len(markdown) <= len(cells) <= len(nb.cells) - len(answers)
+    assert len(kept) - len(cells) == len(shared_code)   # every shared cell's code, highlighted
     assert not any(a.source.strip() and a.source.strip()[:40] in p.read_text() for a in answers for p in kept)
     assert list((tmp_path / "pages").rglob("*.part")) == []
     again = page(tmp_path / "pages")
     assert again == fresh and drawn == []   # every Markdown cell read back from the folder
+    assert set(lexed) <= {a.source for a in answers} - shared_code   # only the learners' own code is lexed
     (tmp_path / "file").write_text("not a folder")
     assert page(tmp_path / "file") == fresh and len(drawn) == len(markdown)

@@ -58,7 +58,7 @@ class Hasher:
             self.text(f"array {value.dtype.kind} {value.shape}")
             if value.dtype.kind in "fc":
                 flat = (np.asarray(value, dtype=np.complex128 if value.dtype.kind == "c" else np.float64) + 0.0).ravel()
-                self.text(" ".join(format(x, ".11e") for x in flat.tolist()))
+                self.text(" ".join(["%.11e" % x for x in flat.tolist()]))   # format(x, ".11e")'s text, sooner
             else:
                 self.text(repr(value.tolist()))
         elif isinstance(value, bytes):

@@ -54,6 +54,7 @@ RELIED_ON = {
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess": "overwritecells.py skips it",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
+    "nbgrader": "package.py registers the package without running its __init__.py",
     "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
     "nbgrader.api.Gradebook.close": "speedups.py replaces it",
     "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it",

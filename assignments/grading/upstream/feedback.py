@@ -176,7 +176,7 @@ class RenderedCells:
 
     def __init__(self, max_bytes=MAX_RENDERED_BYTES, folder=None):
         self.max_bytes, self.size, self.html = max_bytes, 0, {}
-        self.folder, self.lasting = folder, set()
+        self.folder, self.lasting, self.shared_code = folder, set(), set()
 
     def key(self, cell, resources, nb):
         """A digest of all that the cell's HTML is drawn from, or None: draw it afresh (also
@@ -195,16 +195,34 @@ class RenderedCells:
         key = hashlib.sha256(text.encode()).hexdigest()
         if self.folder and self.lasts(cell):
             self.lasting.add(key)
+        if self.folder and cell.get("cell_type") == "code" and not self._answer(cell):
+            self.shared_code.add(cell.get("source", ""))   # its outputs differ, its code does not
         return key
 
     @staticmethod
-    def lasts(cell):
+    def _answer(cell):
+        return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+
+    def highlighted(self, lexer, source, language, magics_language):
+        """``_highlight``'s HTML of a cell's code; for the code every submission shares (a cell
+        that is no learner's answer, whatever its outputs), also kept in the folder, so that
+        the next process lexes only the learner's own code."""
+        if source not in self.shared_code:
+            return _highlight(lexer, source, language, magics_language)
+        name = "code-" + hashlib.sha256(json.dumps([lexer, source, language, magics_language]).encode()).hexdigest()
+        try:
+            with open(os.path.join(self.folder, name + ".html"), encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            pass
+        return self._write(name, _highlight(lexer, source, language, magics_language))
+
+    @classmethod
+    def lasts(cls, cell):
         """Whether a cell is kept in the folder: the assignment's own text, which is the same in
         every submission (Markdown, and code with no outputs that is no learner's answer).
         Answers and outputs differ from learner to learner: kept on disk, they would only pile up."""
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
-            return False
-        return cell.get("cell_type") == "markdown" or not cell.get("outputs")
+        return not cls._answer(cell) and (cell.get("cell_type") == "markdown" or not cell.get("outputs"))
 
     def get(self, key):
         html = self.html.get(key)
@@ -219,16 +237,20 @@ class RenderedCells:
     def remember(self, key, html):
         """Remember a cell's HTML, and give it back."""
         if key in self.lasting:
-            path = os.path.join(self.folder, key + ".html")
-            try:
-                os.makedirs(self.folder, exist_ok=True)
-                with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.folder, suffix=".part",
-                                                 delete=False) as f:
-                    f.write(html)
-                os.replace(f.name, path)
-            except OSError:
-                pass
+            self._write(key, html)
         return self._keep(key, html)
+
+    def _write(self, name, html):
+        """Keep ``html`` in the folder as ``name``.html (atomically; not at all if it cannot)."""
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.folder, suffix=".part",
+                                             delete=False) as f:
+                f.write(html)
+            os.replace(f.name, os.path.join(self.folder, name + ".html"))
+        except OSError:
+            pass
+        return html
 
     def _keep(self, key, html):
         if len(html) <= self.max_bytes // 16:
@@ -325,6 +347,7 @@ class FeedbackExporter(ReadOnce, HTMLExporter):
                 except OSError:
                     pass
             cells = RenderedCells(folder=folder)
+            environment.rendered_cells = cells   # for from_notebook_node's highlighter
             environment.globals.update(cell_key=cells.key, drawn_cell=cells.get, remember_cell=cells.remember,
                                        say=page_words(words_function(self.words)))
             self._environments[key] = environment
@@ -347,8 +370,13 @@ class FeedbackExporter(ReadOnce, HTMLExporter):
         info = nb.metadata.get("language_info", {})
         lexer = info.get("pygments_lexer", info.get("name", None))
 
+        cells = getattr(self.environment, "rendered_cells", None)
+
         def highlight_code(source, language=None, metadata=None):
-            return _highlight(lexer, source, language, (metadata or {}).get("magics_language"))
+            magics = (metadata or {}).get("magics_language")
+            if cells is not None:
+                return cells.highlighted(lexer, source, language, magics)
+            return _highlight(lexer, source, language, magics)
 
         resources = self._init_resources(resources)
         resources["share_cells"] = not self.embed_images

@@ -20,9 +20,10 @@ PACKAGES = ("nbgrader", "nbconvert", "nbclient", "nbformat", "jupyter_client", "
 
 
 def resolve(qualname):
-    """The object a dotted name names: the longest importable module, then attributes."""
+    """The object a dotted name names: the longest importable module, then attributes (a
+    module's name alone names the module: its source is its whole file)."""
     parts = qualname.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
