@@ -20,8 +20,8 @@ import warnings
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-# nbgrader, nbconvert and SQLAlchemy are imported where a command needs them: `grade` sets the
-# zygote booting first (run/start.py), and the two imports then take their second side by side
+# nbgrader, nbconvert and SQLAlchemy are imported where a command needs them: `grade` first sets
+# the kernels' zygote booting (run/start.py), so that its imports and these run side by side
 from .grading.contract import assignment as course  # noqa: E402
 from .grading.contract import messages  # noqa: E402
 from .grading.reports import lms  # noqa: E402
@@ -309,5 +309,5 @@ def export(results_path, fmt, out=None, title=None, db_url=None):
 
 if __name__ == "__main__":
     status = main()
-    gc.freeze()   # nor at exit, where collecting nbconvert's and SQLAlchemy's objects takes half a second
+    gc.freeze()   # no collection at exit either: walking nbconvert's and SQLAlchemy's objects takes half a second
     sys.exit(status)

@@ -41,6 +41,8 @@ from . import evidence, folders, inspect_submission, receipts, record
 from .course import coursedir
 from .dispatch import Dispatch
 from .progress import Progress
+
+# re-exported: the run's first steps lived here before run/start.py
 from .start import CACHE, KERNELS, WORK, SandboxUnavailable, Started, assignments_in, begin, find_students, reset_work, run_config, submitted_root  # noqa: F401
 from .worker import Course
 

@@ -219,9 +219,11 @@ class RenderedCells:
 
     @classmethod
     def lasts(cls, cell):
-        """Whether a cell is kept in the folder: the assignment's own text, which is the same in
-        every submission (Markdown, and code with no outputs that is no learner's answer).
-        Answers and outputs differ from learner to learner: kept on disk, they would only pile up."""
+        """Whether a cell is kept in the folder: Markdown, and code with no outputs, that is no
+        answer cell. Those are the assignment's own text, the same in every submission (and the
+        few cells a learner adds). Answers and outputs differ from learner to learner: kept on
+        disk, they would only pile up. Keys are digests of the whole cell, so a learner's cell
+        can only ever stand for itself."""
         return not cls._answer(cell) and (cell.get("cell_type") == "markdown" or not cell.get("outputs"))
 
     def get(self, key):
