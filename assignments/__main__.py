@@ -198,21 +198,22 @@ def grade(args, submissions):
         return 2
     from .grading.run import start
     sandbox, lang = not getattr(args, "no_sandbox", False), getattr(args, "lang", "en")
-    gc.disable()   # no collections while the imports below build their hundred thousand objects
     for aid in wanted:
+        gc.disable()   # no collections while the imports below build their hundred thousand objects
         try:
             began = start.begin(args.out, getattr(args, "db_url", None), sandbox, None, getattr(args, "workers", None),
                                 getattr(args, "scheduler", None))   # the zygote boots while the pipeline is imported
+            from .grading.upstream import is_stock, package
+            package.lean(is_stock(began.config))   # nbgrader without its server extensions
+            from .grading.reports import report
+            from .grading.run import pipeline, receipts
+            from .grading.run.dispatch import ClusterUnfit
+            gc.freeze()   # what the imports made lives until the end: the collector need not walk it again
         except start.SandboxUnavailable as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        from .grading.upstream import is_stock, package
-        package.lean(is_stock(began.config))   # nbgrader without its server extensions
-        from .grading.reports import report
-        from .grading.run import pipeline, receipts
-        from .grading.run.dispatch import ClusterUnfit
-        gc.freeze()   # what the imports made lives until the end: the collector need not walk it again
-        gc.enable()
+        finally:
+            gc.enable()
         try:
             run = pipeline.grade_class(course.load(aid), submissions, args.out, sandbox=sandbox,
                                        workers=getattr(args, "workers", None), scheduler=getattr(args, "scheduler", None),

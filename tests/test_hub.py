@@ -408,7 +408,8 @@ def test_a_term_on_the_hub(hub):
         # 3. the instructor collects and grades: formgrader's Autograde button for one
         # student, `python -m assignments grade` for the class
         assert "Processing 2 submissions" in teacher.assignment_action("collect")
-        assert "Successfully autograded" in teacher.autograde(ada)
+        said = teacher.autograde(ada)
+        assert "Successfully autograded" in said, said   # in full: formgrader's log and traceback
         from nbgrader.api import Gradebook
         with Gradebook(gradebook) as gb:
             by_button = gb.find_submission(AID, ada).score

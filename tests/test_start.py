@@ -42,3 +42,17 @@ def test_begin_empties_the_work_folder_but_its_cache(tmp_path):
     began = start.begin(str(tmp_path), sandbox=False)
     began.sweeper.join()
     assert sorted(os.listdir(work)) == [start.CACHE] and began.work == str(work) and not began.local
+
+
+def test_a_refused_run_leaves_the_collector_on(tmp_path, monkeypatch, capsys):
+    """`grade` turns garbage collection off during its imports: a run refused there (no
+    sandbox) must turn it back on, or the calling process would never collect again."""
+    import gc
+
+    import assignments.__main__ as cli
+    from helpers import build_samples
+    subs = build_samples(str(tmp_path / "class"))
+    monkeypatch.setattr(start, "sandbox_problem", lambda: "bubblewrap is missing here")
+    assert cli.main(["grade", "--submissions", subs, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "bubblewrap is missing here" in capsys.readouterr().err
+    assert gc.isenabled()
