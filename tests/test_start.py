@@ -49,8 +49,9 @@ def test_a_refused_run_leaves_the_collector_on(tmp_path, monkeypatch, capsys):
     sandbox) must turn it back on, or the calling process would never collect again."""
     import gc
 
-    import assignments.__main__ as cli
     from helpers import build_samples
+
+    import assignments.__main__ as cli
     subs = build_samples(str(tmp_path / "class"))
     monkeypatch.setattr(start, "sandbox_problem", lambda: "bubblewrap is missing here")
     assert cli.main(["grade", "--submissions", subs, "--out", str(tmp_path / "out"), "--quiet"]) == 2
