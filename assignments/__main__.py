@@ -205,6 +205,7 @@ def grade(args, submissions):
                                 getattr(args, "scheduler", None))   # the zygote boots while the pipeline is imported
             from .grading.upstream import is_stock, package
             package.lean(is_stock(began.config))   # nbgrader without its server extensions
+            package.without_format_checkers(is_stock(began.config))   # checks no schema of ours asks for
             from .grading.reports import report
             from .grading.run import pipeline, receipts
             from .grading.run.dispatch import ClusterUnfit

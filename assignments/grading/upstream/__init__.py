@@ -1,5 +1,5 @@
-"""Everything that relies on the internals of nbgrader, nbconvert, nbclient, jupyter_client
-or IPython: faster or stricter versions of their steps, and code copied from them.
+"""Everything that relies on the internals of nbgrader, nbconvert, nbclient, jupyter_client,
+IPython or jsonschema: faster or stricter versions of their steps, and code copied from them.
 
 Rule (upstream/): a module here may rely on another package's internals, and says which;
 ``fingerprints.json`` records the pinned versions and a hash of every upstream body relied
@@ -55,6 +55,7 @@ RELIED_ON = {
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
     "nbgrader": "package.py registers the package without running its __init__.py",
+    "jsonschema._format": "package.py hides the modules of its optional format checkers",
     "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
     "nbgrader.api.Gradebook.close": "speedups.py replaces it",
     "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it",
