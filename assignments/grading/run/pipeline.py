@@ -377,6 +377,7 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
         else:   # the same file, in a few queries instead of a few per student
             grades_export.export(gb, os.path.join(own, "grades.csv"), [aid])
         sort_rows(os.path.join(own, "grades.csv"))
+        people = lms.roster(None, None, aid, sorted(entries), gb)
     results = {"assignment": aid, "max_score": float(assignment.max_score),
                "submissions": [entries[s] for s in sorted(entries)]}
     with open(os.path.join(own, "results.json"), "w", encoding="utf-8") as f:
@@ -385,7 +386,6 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     # the class report and the LMS files live beside results.json and grades.csv
     report.write(results, own, report.catalog_messages(assignment, say[0]), report.load_timings(timings_path), *found,
                  say=say[0], lang=say[1], cache_dir=os.path.join(out, WORK, CACHE, "report"))
-    people = lms.roster(config.CourseDirectory.db_url, config.CourseDirectory.course_id, aid, sorted(entries))
     for fmt in lms.FORMATS:
         lms.write(fmt, people, os.path.join(own, lms.FILENAMES[fmt]), aid, assignment.max_score)
     for name in OUTPUTS:   # the latest run's, where the single-assignment layout has them
