@@ -27,7 +27,7 @@ class ExportError(ValueError):
 
 def roster(db_url, course_id, assignment_id, students, gb=None):
     """Each of ``students`` as the gradebook has them: names, email, LMS id and the
-    assignment's score. Two queries, whatever the size of the class; ``gb``: the gradebook,
+    assignment's score. Two queries, whatever the size of the class or the gradebook; ``gb``: the gradebook,
     already open (then ``db_url`` and ``course_id`` are not used)."""
     if gb is None:
         # imported here: the command line imports this module at its start
@@ -37,15 +37,19 @@ def roster(db_url, course_id, assignment_id, students, gb=None):
     from nbgrader.api import Assignment, Student, SubmittedAssignment
     found = {sid: {"first_name": "", "last_name": "", "email": "", "lms_user_id": "", "score": 0.0}
              for sid in students}
-    for st in gb.db.query(Student.id, Student.first_name, Student.last_name, Student.email, Student.lms_user_id
-                          ).filter(Student.id.in_(list(found))):
-        found[st.id].update(first_name=st.first_name or "", last_name=st.last_name or "",
-                            email=st.email or "", lms_user_id=st.lms_user_id or "")
+    # every row, the students wanted picked here: a filter naming hundreds of ids costs SQLAlchemy
+    # ten times what reading the few rows it leaves out does
+    for st in gb.db.query(Student.id, Student.first_name, Student.last_name, Student.email, Student.lms_user_id):
+        if st.id in found:
+            found[st.id].update(first_name=st.first_name or "", last_name=st.last_name or "",
+                                email=st.email or "", lms_user_id=st.lms_user_id or "")
     # the two columns used, not the whole row: each of its other computed scores is a subquery
     rows = (gb.db.query(SubmittedAssignment.student_id, SubmittedAssignment.score, SubmittedAssignment.late_submission_penalty)
             .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-            .filter(Assignment.name == assignment_id, SubmittedAssignment.student_id.in_(list(found))))
+            .filter(Assignment.name == assignment_id))
     for sub in rows:
+        if sub.student_id not in found:
+            continue
         found[sub.student_id]["score"] = max(0.0, float(sub.score or 0.0) - float(sub.late_submission_penalty or 0.0))
     return found
 
