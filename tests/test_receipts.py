@@ -71,10 +71,21 @@ def test_every_entry_has_a_receipt_of_every_input(graded):
     assert len({r["submission"] for r in found.values()}) == len(CLASS)
 
 
-def test_floats_are_hashed_to_twelve_digits():
+def test_floats_are_hashed_to_forty_bits():
     assert receipts.of(np.array([1.0, -0.0])) == receipts.of(np.array([1.0 + 1e-15, 0.0]))
     assert receipts.of(np.array([1.0, 0.0])) != receipts.of(np.array([1.0 + 1e-9, 0.0]))
+    assert receipts.of(1.0) == receipts.of(1.0 + 1e-15) != receipts.of(1.0 + 1e-9)
     assert receipts.of({"a": (1, 2.5)}) != receipts.of({"a": [1, 2.5, 0]})
+    # a mantissa that rounds up to the next power of two is that power's
+    assert receipts.of(np.nextafter(1.0, 0.0)) == receipts.of(1.0) == receipts.of(np.float32(1.0))
+    # NaN and the infinities are told apart from each other and from any number
+    special = [receipts.of(np.array([v])) for v in (np.nan, np.inf, -np.inf, 0.0, 2.0 ** 1023)]
+    assert len(set(special)) == len(special)
+    assert receipts.of(np.array([1 + 2j])) != receipts.of(np.array([1 + 3j])) != receipts.of(np.array([1.0, 3.0]))
+    # the floats are hashed together at the end, each value still in its place
+    assert receipts.of([1.0, 2.0]) != receipts.of([2.0, 1.0])
+    assert receipts.of([np.array([1.0, 2.0])]) != receipts.of([np.array([1.0]), np.array([2.0])])
+    assert receipts.of({"a": 1.0, "b": 2.0}) != receipts.of({"a": 2.0, "b": 1.0})
     with pytest.raises(TypeError, match="cannot hash a object"):
         receipts.of(object())
 
