@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import nbformat
 import numpy as np
@@ -224,9 +225,14 @@ def test_a_rerun_reads_only_the_new_cells_and_writes_the_evidence_of_a_run_from_
         json.dump(nb, f)
     read, document = [], similarity.document
     monkeypatch.setattr(similarity, "document", lambda src, *a: read.append(src) or document(src, *a))
+    counted, rarity = [], similarity._rarity
+    monkeypatch.setattr(similarity, "_rarity", lambda *a: counted.append(threading.current_thread().name) or rarity(*a))
     before = json.load(open(os.path.join(own, "similarity.json"), encoding="utf-8"))
     run = pipeline.grade_class(A, subs, out, workers=2)
     assert run.graded == ["zoe"]
+    # zoe graded in this process: the rare items were counted while her kernel ran (evidence.foresee),
+    # once, from her staged answers, and taken after grading as they were
+    assert counted == ["foresee_0"]
     incremental = evidence_outputs(own)
     after = json.loads(incremental["similarity.json"])
     assert ["ben", "zoe"] in [[p["a"], p["b"]] for p in after["pairs"]] and after != before
@@ -241,7 +247,13 @@ def test_a_rerun_reads_only_the_new_cells_and_writes_the_evidence_of_a_run_from_
     config = pipeline.run_config(out, None, True, None, 2, None)
     found = evidence.write(A, results, scratch, config, release_nb, None, evidence.Cache(None, ""), jobs=1)
     report.write(results, scratch, report.catalog_messages(A), report.load_timings(os.path.join(own, "timings.csv")), *found)
-    assert evidence_outputs(scratch) == incremental
+    assert evidence_outputs(scratch) == incremental and counted == ["foresee_0", "MainThread"]
+    # a foreseen answer from other code (zoe's comment is not in it) is not taken
+    code = evidence.class_code(A, config, CLASS + ["zoe"])
+    release = evidence.release_code(A, release_nb)
+    stale = similarity.rare_items({**code, "zoe": code["ben"]}, release, evidence.reference_code(A))
+    assert similarity.rare_items(code, release, evidence.reference_code(A), foreseen=stale)[0] != stale[0]
+    assert similarity.rare_items(code, release, evidence.reference_code(A), foreseen=stale)[-2:] != stale[-2:]
 
 
 def test_a_remembered_submission_digest_is_trusted_only_while_nothing_in_its_folder_changed(tmp_path, monkeypatch):

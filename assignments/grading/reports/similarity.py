@@ -290,7 +290,7 @@ def document(source: str, settings: Settings, boilerplate: dict) -> dict:
 
 def compare(assignment: str, submissions: dict, release: dict, reference: dict, known: dict | None = None,
             signatures: dict | None = None, catalogued=(), settings: Settings | None = None, jobs: int = 1,
-            cache: dict | None = None) -> dict:
+            cache: dict | None = None, foreseen: tuple | None = None) -> dict:
     """The ``similarity.json`` structure for a class.
 
     submissions: {student: {function: source}}; release: {function: the release's code of it
@@ -300,16 +300,13 @@ def compare(assignment: str, submissions: dict, release: dict, reference: dict, 
     catalogued mistakes produce. jobs: processes that read the cells (tokenising is most of
     the time). cache: {``source_key(source)``: its evidence items}, the cells read by an
     earlier call with the same settings, release and reference (the caller keys it by
-    those): the cells it holds are not read again, and those read are added to it.
+    those): the cells it holds are not read again, and those read are added to it. foreseen:
+    what ``rare_items`` returned earlier (while a rerun grades its one new submission), taken
+    when it was computed from these very arguments, else computed again.
     """
     settings = settings or Settings()
     functions = list(release) + sorted({f for subs in submissions.values() for f in subs} - set(release))
-    boilerplate = _boilerplate(list(release.values()) + list(reference.values()), settings)
-    owners = dict(submissions)
-    owners.update({KNOWN + name: subs for name, subs in (known or {}).items()})
-    cells = [((owner, fn), src) for owner, subs in owners.items() for fn, src in subs.items() if src and src.strip()]
-    docs = _documents(cells, settings, boilerplate, jobs, {} if cache is None else cache)
-    shared, mass = _rarity(docs, settings)
+    shared, mass = rare_items(submissions, release, reference, known, settings, jobs, cache, foreseen)[-2:]
     behaviour = _rare_behaviour(signatures or {}, frozenset(catalogued))
     pairs = []
     for pair in sorted(set(shared) | set(behaviour)):
@@ -318,6 +315,24 @@ def compare(assignment: str, submissions: dict, release: dict, reference: dict, 
             pairs.append(entry)
     pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
     return {"assignment": assignment, "flag_at": settings.flag_at, "note": NOTE, "pairs": pairs}
+
+
+def rare_items(submissions: dict, release: dict, reference: dict, known: dict | None = None,
+               settings: Settings | None = None, jobs: int = 1, cache: dict | None = None,
+               foreseen: tuple | None = None) -> tuple:
+    """What ``compare`` computes from the code alone, before any grade is known: its
+    arguments, then each pair's shared rare mass and each submission's own (``_rarity``).
+    ``foreseen``, an earlier answer, is returned as it is when its arguments are these."""
+    settings = settings or Settings()
+    owners = dict(submissions)
+    owners.update({KNOWN + name: subs for name, subs in (known or {}).items()})
+    cells = [((owner, fn), src) for owner, subs in owners.items() for fn, src in subs.items() if src and src.strip()]
+    asked = (cells, release, reference, settings)
+    if foreseen is not None and foreseen[:4] == asked:   # the same cells in the same order: the same sums
+        return foreseen
+    boilerplate = _boilerplate(list(release.values()) + list(reference.values()), settings)
+    docs = _documents(cells, settings, boilerplate, jobs, {} if cache is None else cache)
+    return (*asked, *_rarity(docs, settings))
 
 
 def source_key(source: str) -> str:

@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 
@@ -139,20 +140,55 @@ def signatures(results):
                            if e.get("signature") and not e["diagnoses"]} for s in results["submissions"]}
 
 
-def write(assignment, results, own, config, release_nb, known_folder=None, cache=None, jobs=1):
+def release_code(assignment, release_nb):
+    """{function: the release's code of it}, in the assignment's order."""
+    release = answer_cells(release_nb, set(assignment.by_name))
+    return {e.name: release.get(e.name, "") for e in assignment.exercises}
+
+
+def foresee(assignment, config, release_nb, known_folder, cache, kept, staged):
+    """Start what the copying evidence takes from the code alone (``similarity.rare_items``)
+    in a thread, for a rerun whose process would otherwise wait while its kernel runs the new
+    submissions: the code of ``kept`` (students) as ``class_code`` reads it, and that of
+    ``staged`` ({student: their staged notebook's bytes}) from those bytes, whose answer
+    cells autograding leaves as they are. ``write`` takes the answer when the code it reads
+    after grading turns out the same. Returns a Future."""
+    def work():
+        names = set(assignment.by_name)
+        code = class_code(assignment, config, sorted(kept), cache)
+        for student, data in staged.items():
+            try:
+                code[student] = answer_cells(nbformat.reads(data.decode("utf-8"), as_version=4), names)
+            except Exception:
+                continue
+        code = {s: code[s] for s in sorted(code)}   # the order of results.json, which write reads in
+        known = known_solutions(known_folder, names) if known_folder else {}
+        return similarity.rare_items(code, release_code(assignment, release_nb), reference_code(assignment), known,
+                                     cache=cache.cells)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="foresee")
+    future = pool.submit(work)
+    pool.shutdown(wait=False)   # its thread ends with the work
+    return future
+
+
+def write(assignment, results, own, config, release_nb, known_folder=None, cache=None, foreseen=None, jobs=1):
     """clusters.json, similarity.json and the pairs' pages into ``own``; returns (clusters,
-    similarity). ``cache``: a ``Cache``, read and then saved for the next run."""
+    similarity). ``cache``: a ``Cache``, read and then saved for the next run. ``foreseen``:
+    ``foresee``'s Future, waited for before anything else touches the cache."""
     names = set(assignment.by_name)
     cache = cache or Cache(None, "")
+    try:
+        rare = foreseen.result() if foreseen is not None else None
+    except Exception:   # computed again below, and then any error is the run's
+        rare = None
     code = class_code(assignment, config, [s["student"] for s in results["submissions"] if s["status"] != "unreadable"],
                       cache)
-    release = {n: s for n, s in answer_cells(release_nb, names).items()}
-    release = {e.name: release.get(e.name, "") for e in assignment.exercises}
+    release = release_code(assignment, release_nb)
     reference = reference_code(assignment)
     known = known_solutions(known_folder, names) if known_folder else {}
     found = clusters.clusters(results, code, assignment, drafter=cache.drafts)
     data = similarity.compare(assignment.id, code, release, reference, known=known,
-                              signatures=signatures(results), jobs=jobs, cache=cache.cells)
+                              signatures=signatures(results), jobs=jobs, cache=cache.cells, foreseen=rare)
     cache.save([src for subs in list(code.values()) + list(known.values()) for src in subs.values()])
     owners = dict(code, **{similarity.KNOWN + k: v for k, v in known.items()})
     shutil.rmtree(os.path.join(own, pairs.PAGES), ignore_errors=True)   # an earlier run's

@@ -153,6 +153,7 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
         for student, rec in records.items():
             rec["receipt"] = plan.receipts[student]
         cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
+        foreseen = None
         if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
             # the pages' templates and teaching text; while the zygote boots, also for a worker that
             # runs here (a rerun's one late submission), and the code of those kept, for the evidence
@@ -161,13 +162,17 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
             if plan.kept and ZYGOTES.booting():
                 cache.read_ahead(assignment, config, sorted(plan.kept))
             ZYGOTES.ready(keep)
+            if plan.kept and dispatch.local_workers(len(jobs)) == 1:   # graded here: this process waits on kernels
+                kept = [s for s, e in plan.kept.items() if e.get("status") != "unreadable"]
+                foreseen = evidence.foresee(assignment, config, release_nb, known_solutions, cache, kept,
+                                            {j["student"]: j["files"].get(assignment.notebook + ".ipynb", b"") for j in jobs})
         bar = Progress(len(jobs), enabled=progress)
         judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar)
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
     results = finish(config, assignment, out, records, judged, bar, partial=students is not None, kept=plan.kept,
-                     evidence_of=(release_nb, known_solutions, cache), say=(say, lang))
+                     evidence_of=(release_nb, known_solutions, cache, foreseen), say=(say, lang))
     sweeper.join()
     changes = receipts.grade_changes(plan.earlier, results, records)
     if changes:
@@ -350,9 +355,9 @@ def finish(config, assignment, out, records, judged, bar, partial=False, kept=No
     report and the LMS files in --out/results/<assignment>/, the latest also in --out/. A
     ``partial`` run (some students only) keeps the earlier results of the others; ``kept``:
     the earlier entries of the students a run did not grade again (their receipts held).
-    ``evidence_of``: (the release notebook, the known solutions' folder or None, and an
-    evidence.Cache) for the clusters and the copying evidence, written after results.json
-    (they never change it). ``say``: (the report's say function, its language)."""
+    ``evidence_of``: (the release notebook, the known solutions' folder or None, an
+    evidence.Cache, and evidence.foresee's Future or None) for the clusters and the copying
+    evidence, written after results.json (they never change it). ``say``: (the report's say function, its language)."""
     aid = assignment.id
     own = os.path.join(out, "results", aid)   # this assignment's own: another assignment never overwrites them
     os.makedirs(own, exist_ok=True)
