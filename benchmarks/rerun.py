@@ -6,13 +6,16 @@ Builds N submissions from the sample class of rnn_step_by_step (samples/build.py
 sample student's notebook in turn, each copy with a comment of its own in its answer cells
 and an id of its own; the sample's unreadable text file among them), grades them with
 `python -m assignments grade`, adds one more submission, and grades again into the same
-folder. Both runs are the real command in a fresh process, so the rerun's wall time
-includes the interpreter's start-up, the imports and the run's preparation. Prints both
-wall times and their ratio (the aim: the rerun at most 5% of the first run), what the
-start-up and the imports alone take in a fresh process, and checks
-that the rerun graded the new submission alone and left every other student's
+folder; then flushes the writes still pending to disk (``os.sync``) and does it again with
+another new submission. The first rerun starts the moment the first run ends, while the
+system still writes back the quarter gigabyte that run wrote; the second starts as a late
+submission's run does, minutes later, once those writes are on disk. Every run is the real
+command in a fresh process, so each wall time includes the interpreter's start-up, the
+imports and the run's preparation. Prints the wall times and each rerun's ratio to the first
+run (the aim: at most 5%), what the start-up and the imports alone take in a fresh process,
+and checks that each rerun graded its new submission alone and left every other student's
 results.json entry, autograded folder and feedback folder byte for byte as they were.
-Exits 1 when it did not; the times are printed, never asserted.
+Exits 1 when one did not; the times are printed, never asserted.
 """
 import argparse
 import hashlib
@@ -124,19 +127,28 @@ def main():
         print(f"{args.submissions} submissions ({', '.join(order)} in turn), {len(os.sched_getaffinity(0))} cores, "
               f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
         first = timed_grade(subs, out, args.workers)
-        before = state(out)
-        new = f"student{args.submissions:04d}"
-        copy_submission(samples["ben"], os.path.join(subs, "submitted", new, AID), new)
-        again = timed_grade(subs, out, args.workers)
-        after = state(out)
         print(f"first run, {args.submissions} graded: {first:7.2f} s wall")
-        print(f"rerun, one new submission:   {again:7.2f} s wall (load average after: {os.getloadavg()[0]:.2f})")
-        print(f"rerun / first run: {100 * again / first:.2f}% (aim: at most 5%)")
-        print(f"of which start-up and imports (a fresh process, measured after): {timed_imports():.2f} s")
-        changed = sorted(s for s in before if before[s] != after.get(s))
-        added = sorted(set(after) - set(before))
-        print(f"new entries: {added}; entries or folders changed of the others: {changed or 'none'}")
-        return 0 if added == [new] and not changed else 1
+        ok = True
+        for n, settle in ((args.submissions, False), (args.submissions + 1, True)):
+            if settle:   # what the minutes before a late submission do: the first run's files reach the disk
+                start = time.perf_counter()
+                os.sync()
+                print(f"(the writes still pending flushed to disk: {time.perf_counter() - start:.2f} s)")
+            before = state(out)
+            new = f"student{n:04d}"
+            copy_submission(samples["ben"], os.path.join(subs, "submitted", new, AID), new)
+            again = timed_grade(subs, out, args.workers)
+            after = state(out)
+            when = "once they were on disk" if settle else "right after the run before"
+            print(f"rerun, one new submission, {when}: {again:7.2f} s wall "
+                  f"(load average after: {os.getloadavg()[0]:.2f})")
+            print(f"  rerun / first run: {100 * again / first:.2f}% (aim: at most 5%)")
+            changed = sorted(s for s in before if before[s] != after.get(s))
+            added = sorted(set(after) - set(before))
+            print(f"  new entries: {added}; entries or folders changed of the others: {changed or 'none'}")
+            ok = ok and added == [new] and not changed
+        print(f"start-up and imports alone (a fresh process, measured after): {timed_imports():.2f} s")
+        return 0 if ok else 1
     finally:
         if args.keep:
             print(f"kept {tmp}")

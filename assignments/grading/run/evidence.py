@@ -15,8 +15,10 @@ score. Each new submission changes the rarity of the items it holds, hence the s
 pairs that do not involve it, so a pair's result cannot be kept as it was; counting
 holders and summing rarity over the class's cached items is a fraction of a second for two
 hundred submissions, against tens of seconds for reading and tokenising them, so it is done
-again from the items every run, exactly as a first run does it. The outputs are the same
-bytes with or without the cache (tests/test_receipts.py checks it).
+again from the items every run, exactly as a first run does it; a rerun that grades in this
+process counts them in a thread while its kernel runs (``foresee``), from the answers as
+staged, and uses that count only if the code read after grading is the same. The outputs are
+the same bytes with or without the cache (tests/test_receipts.py checks it).
 Rule (run/): only the grading process writes the class's gradebook and folders.
 """
 import hashlib
