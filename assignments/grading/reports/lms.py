@@ -27,8 +27,8 @@ class ExportError(ValueError):
 
 def roster(db_url, course_id, assignment_id, students, gb=None):
     """Each of ``students`` as the gradebook has them: names, email, LMS id and the
-    assignment's score. Two queries, whatever the size of the class or the gradebook; ``gb``: the gradebook,
-    already open (then ``db_url`` and ``course_id`` are not used)."""
+    assignment's score. Two queries, whatever the size of the class or the gradebook.
+    ``gb``: the gradebook, already open (then ``db_url`` and ``course_id`` are not used)."""
     if gb is None:
         # imported here: the command line imports this module at its start
         from nbgrader.api import Gradebook
