@@ -1,9 +1,11 @@
 """preprocessors.py: JudgedExecute runs the learner's cells as jobs of the one request that
 serves the judge (serve_cells), and must give the notebook that one execute request per
 cell gives; outputs are checked against the notebook format by a compiled validator."""
+import asyncio
 import glob
 import json
 import os
+import threading
 
 import nbformat
 import pytest
@@ -14,7 +16,7 @@ from traitlets.config import Config
 
 from assignments.grading.authoring.submissions import answer_cells, fill
 from assignments.grading.run import pipeline
-from assignments.grading.upstream.served_cells import output_node
+from assignments.grading.upstream.served_cells import ServedCells, output_node
 
 # Cells a learner may add: every kind of output, an error, IPython's own syntax, a display
 # updated later, the last result reused, top-level await (run with a request of its own), a
@@ -142,3 +144,28 @@ def test_an_output_a_notebook_cannot_hold_is_refused_as_nbformat_refuses_it(kind
 
 def test_messages_that_are_not_outputs_make_none():
     assert output_node({"msg_type": "status", "content": {"execution_state": "idle"}}) is None
+
+
+def test_inside_a_running_event_loop_the_kernel_sockets_are_read_from_one_thread(tmp_path, monkeypatch):
+    """formgrader's Autograde button runs nbgrader inside the Jupyter server's request, whose
+    thread runs an event loop. There nbclient would run its coroutines on a helper thread of
+    jupyter_core's (" - runner") while the served cells read the same kernel sockets from the
+    request's thread: ZeroMQ's sockets are not thread-safe (each Autograde took 1.6 to 10.5 s
+    instead of 0.6, and libzmq once aborted the process). The judged run moves to the
+    engine's own thread, and grades as it does outside a loop."""
+    subs = build_samples(str(tmp_path / "class"))
+    readers, real = [], ServedCells._next_iopub
+    monkeypatch.setattr(ServedCells, "_next_iopub",
+                        lambda self, timeout: readers.append(threading.current_thread().name) or real(self, timeout))
+
+    async def in_a_request():
+        return pipeline.grade(A, subs, str(tmp_path / "in-loop"), workers=1, students=["ada", "ben"])
+
+    with course_pieces():
+        inside = asyncio.run(in_a_request())
+        assert readers and set(readers) == {"grader_0"}
+        assert not [t.name for t in threading.enumerate() if t.name.endswith(" - runner")]
+        readers.clear()
+        outside = pipeline.grade(A, subs, str(tmp_path / "plain"), workers=1, students=["ada", "ben"])
+        assert readers and set(readers) == {"MainThread"}
+    assert without_receipts(inside) == without_receipts(outside)

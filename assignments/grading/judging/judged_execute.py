@@ -3,8 +3,10 @@ harness: upstream/served_cells.py) and judges each graded function (judge.py) in
 with the harness in it (harness_kernel.py); configured in nbgrader_config.py.
 Rule (judging/): what comes back from the kernel is data to check; expected outputs never
 leave the grading process."""
+import asyncio
 import functools
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
@@ -28,6 +30,14 @@ STOPPED = N_("stopped by the grader")
 RESTARTED = {"timeout": N_("The grader stopped this cell (timeout) and restarted the kernel."),
              "dead_kernel": N_("The grader stopped this cell (dead_kernel) and restarted the kernel.")}
 NO_JUDGE = (N_("no judge for this cell"), N_("The grader has no judge for this graded cell."))
+
+
+@functools.lru_cache(maxsize=None)
+def grader_thread():
+    """The thread that runs every judged notebook of a process whose own thread runs an event
+    loop (``JudgedExecute.preprocess``). It lives as long as the process: the zygote and the
+    kernels it starts are bound to it (bubblewrap's --die-with-parent ends them with it)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="grader")
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,6 +107,19 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
     # --- the run ------------------------------------------------------------------------------
 
     def preprocess(self, nb, resources, km=None):
+        """Execute and judge the notebook. When an event loop runs in this thread, as when
+        formgrader's Autograde button runs nbgrader inside the Jupyter server's request, the
+        run moves to one thread of the engine's own: nbclient would otherwise run its
+        coroutines on a helper thread of jupyter_core's while this one reads the same kernel
+        sockets, and ZeroMQ's sockets are not thread-safe (measured in that setting: 1.6 to
+        10.5 s an Autograde instead of 0.6, and once libzmq aborting the process)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._preprocess(nb, resources, km)
+        return grader_thread().submit(self._preprocess, nb, resources, km).result()
+
+    def _preprocess(self, nb, resources, km=None):
         from nbclient import NotebookClient
         self._assignment = load_assignment(self.assignment or resources.get("nbgrader", {}).get("assignment", ""))
         self._judge, self._kernel_source, self._stash = prepared(self._assignment)
