@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup sandbox postgres browser demo test test-stock release grade hub clean catalogs figure-font
+.PHONY: setup sandbox postgres browser demo test test-quick test-stock release grade hub clean catalogs figure-font
 
 setup: $(VENV)/.installed sandbox
 	@# bytecode for the course's own modules, as pip leaves it for installed packages (an editable
@@ -51,11 +51,21 @@ demo: setup
 STOCK := RNN_COURSE_STOCK_NBGRADER=1
 STOCK_QUICK := tests/test_getgrades.py tests/test_overwritecells.py tests/test_saveautogrades.py
 
+# Both cores (pytest-xdist): whole modules handed out, the costliest first (tests/conftest.py).
+PARALLEL := -n 2 --dist loadscope --no-loadscope-reorder
+# The inner loop: every room's unit tests in under 3 minutes, without the browser, the hub,
+# PostgreSQL or the slow end-to-end modules (docs/testing.md).
+QUICK := -m "not slow and not browser and not hub and not postgres"
+
 test: setup postgres browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy assignments
-	$(PY) -m pytest
+	$(PY) -m pytest $(PARALLEL)
 	$(STOCK) $(PY) -m pytest -q $(STOCK_QUICK)
+
+test-quick: setup
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest $(PARALLEL) $(QUICK)
 
 test-stock: setup postgres
 	$(STOCK) $(PY) -m pytest -m "not browser" --ignore=tests/test_hub.py

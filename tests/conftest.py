@@ -1,5 +1,7 @@
 """The tests' fixtures, markers and options; what they share besides is in helpers.py."""
+import collections
 import importlib.util
+import json
 import os
 
 import pytest
@@ -8,12 +10,17 @@ from helpers import RELEASE, A, build_samples, tree_digest
 from assignments.grading.authoring.generated import write_generated
 from assignments.grading.run import pipeline
 
+COSTS = os.path.join(os.path.dirname(__file__), "costs.json")
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-fingerprints", action="store_true",
                      help="record the installed upstream code's fingerprints "
                           "(assignments/grading/upstream/fingerprints.json) after checking the "
                           "replacements against it (tests/test_rooms.py)")
+    parser.addoption("--record-costs", action="store_true",
+                     help="write each test module's measured seconds (setup, call and teardown of "
+                          "its tests) to tests/costs.json, which orders the modules of a run")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -75,10 +82,12 @@ _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile"
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",), "test_agreement": ("slow",),
                  "test_parallel": ("sandbox",), "test_mutations": ("slow",), "test_learners": (),
                  "test_browser": ("browser", "slow"), "test_course": ("sandbox",),
-                 "test_browser_zh": ("browser", "slow", "sandbox"), "test_grading_zh": ("sandbox",)}
+                 "test_browser_zh": ("browser", "slow", "sandbox"), "test_grading_zh": ("sandbox",),
+                 "test_term": ("slow", "sandbox"), "test_anywhere": ("slow", "sandbox")}
 
 
 def pytest_collection_modifyitems(items):
+    _heaviest_first(items)
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         marks = set(_MODULE_MARKS.get(item.module.__name__.rsplit(".", 1)[-1], ()))
@@ -86,3 +95,34 @@ def pytest_collection_modifyitems(items):
             marks.add("sandbox")
         for mark in sorted(marks):
             item.add_marker(getattr(pytest.mark, mark))
+
+
+# The order of a run: the modules that cost most first (their measured seconds, tests/costs.json),
+# each module's tests in their own order. `make test` runs on both cores with pytest-xdist,
+# handing out whole modules (--dist loadscope, so a module's fixtures are built once) in this
+# order: the longest start first and the short ones fill in, as a longest-first schedule does.
+def _module(item):
+    return item.module.__name__.rsplit(".", 1)[-1]
+
+
+def _heaviest_first(items):
+    with open(COSTS, encoding="utf-8") as f:
+        costs = json.load(f)
+    first_seen = {}
+    for item in items:
+        first_seen.setdefault(_module(item), len(first_seen))
+    items.sort(key=lambda item: (-costs.get(_module(item), 0.0), first_seen[_module(item)]))
+
+
+_spent = collections.Counter()
+
+
+def pytest_runtest_logreport(report):
+    _spent[report.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")] += report.duration
+
+
+def pytest_sessionfinish(session):
+    if session.config.getoption("--record-costs") and not hasattr(session.config, "workerinput"):
+        with open(COSTS, "w", encoding="utf-8") as f:
+            json.dump({name: round(spent, 1) for name, spent in sorted(_spent.items())}, f, indent=1)
+            f.write("\n")

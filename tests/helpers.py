@@ -64,6 +64,30 @@ def tree_digest(root):
     return h.hexdigest()
 
 
+def course_files():
+    """The repository's files as a clean clone has them with its generated files built: what
+    git tracks and what it would track (not what it ignores)."""
+    listed = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    return [rel for rel in listed if rel and os.path.isfile(os.path.join(REPO, rel))]
+
+
+def readable_copy(dest):
+    """A copy of the course's files that every user may read, for a test that runs something
+    as another user: the checkout itself may be in a private folder (as /root is). Returns
+    ``dest`` (a pathlib.Path)."""
+    import pathlib
+    dest = pathlib.Path(dest)
+    for rel in course_files():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(REPO, rel), dest / rel)
+    for folder, _, files in os.walk(dest):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    return dest
+
+
 def build_samples(folder, lang="en"):
     """The bundled sample class built into ``folder``/submitted (samples/build.py), from the
     ``lang`` edition's release notebooks; returns ``folder``."""

@@ -86,6 +86,7 @@ def test_grade_command_grades_what_the_submissions_hold(tmp_path):
     assert run.returncode == 2 and "no assignment 'nope'" in run.stderr
 
 
+@pytest.mark.slow
 def test_plain_nbgrader_commands_grade_the_course(tmp_path):
     """nbgrader's own command line, in a course folder holding our nbgrader_config.py: both
     assignments are generated, autograded (by our judge, chosen per notebook from nbgrader's

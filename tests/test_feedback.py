@@ -97,6 +97,7 @@ def test_summary_names_each_function_with_its_score(sample_class, pages, drawn_b
                 assert f"<code>{code}</code>" in item
 
 
+@pytest.mark.browser
 def test_math_is_drawn_offline_in_chromium(pages, tmp_path):
     path, html = page(pages, "chloe")
     seen = probe(tmp_path, html, "ours")
@@ -108,6 +109,7 @@ def test_math_is_drawn_offline_in_chromium(pages, tmp_path):
     assert ink > 0.03 and colours > 20
 
 
+@pytest.mark.browser
 def test_the_probe_sees_raw_tex_on_a_page_that_needs_mathjax(sample_class, tmp_path):
     """The same notebook through nbconvert's stock exporter, which leaves the math to MathJax
     from a CDN: offline, the student reads TeX. (So the check above can fail.)"""

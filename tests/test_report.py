@@ -169,6 +169,7 @@ def test_flags_are_grouped_as_documented():
     assert report.flag_group("unsandboxed") is None and report.flag_group("something_new:x") == "other"
 
 
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(sample_class, tmp_path):
     """Opened from disk with no network: a picture with ink on it, and the key numbers in the
     text Chromium lays out."""
@@ -193,6 +194,7 @@ def test_report_renders_in_headless_chromium(sample_class, tmp_path):
 ARTIFACTS = os.path.join(REPO, "tests", "artifacts", "report")
 
 
+@pytest.mark.browser
 def test_the_chinese_report_renders_in_headless_chromium(sample_class, tmp_path):
     """report --lang zh-CN, opened from disk: Chromium lays out the Chinese words, and draws
     them with a CJK font's glyphs, not as empty boxes (a machine without one would show tofu:
@@ -229,6 +231,7 @@ def test_the_chinese_report_renders_in_headless_chromium(sample_class, tmp_path)
     assert glyphs_differ_from_boxes(bare, "全班报告：得分分布", env=env) < 0.001   # the check sees tofu
 
 
+@pytest.mark.browser
 def test_report_survives_print(sample_class, tmp_path):
     """Printed to PDF by Chromium (what "print" does): pages come out, with the charts."""
     pdf = tmp_path / "report.pdf"

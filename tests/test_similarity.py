@@ -318,6 +318,7 @@ def test_grade_writes_similarity_json_with_known_solutions(graded_with_known):
     assert report["similarity"]["reported"] == len(data["pairs"]) and report["clusters"] is not None
 
 
+@pytest.mark.browser
 def test_pair_page_and_report_sections_render_offline_in_chromium(graded_with_known, tmp_path):
     from helpers import chromium
     pair = next(p for p in graded_with_known["similarity"]["pairs"] if p["b"].startswith(S.KNOWN) and p["flagged"])

@@ -36,8 +36,23 @@ def write_generated(assignment, folder, reuse_release=False):
     if assignment.utils_module:
         files.append((assignment.utils_module + ".py", utils_text(assignment)))
     for name, text in files:
-        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
-            f.write(text)
+        write_if_changed(os.path.join(folder, name), text)
+
+
+def write_if_changed(path, text):
+    """Write ``text`` to ``path`` unless it holds it already, through a temporary file renamed
+    over it: a process reading the file meanwhile (another test worker, a kernel) sees the old
+    text or the new, never a part."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except (OSError, UnicodeDecodeError):
+        pass
+    part = f"{path}.{os.getpid()}.part"
+    with open(part, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(part, path)
 
 
 def refresh_source(assignment, folder=None):

@@ -30,7 +30,7 @@ def drift(assignment, repo):
     """The committed source notebook and release/ are exactly what `release` would write now
     (source/ holds no generated helper files in git: the build writes them there too)."""
     aid = assignment.id
-    generated = {assignment.checks_module + ".py", CHECK_DATA}
+    generated = {assignment.checks_module + ".py", CHECK_DATA} | ({assignment.utils_module + ".py"} if assignment.utils_module else set())
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(os.path.join(repo, "source", aid), os.path.join(tmp, "source", aid))
