@@ -7,6 +7,11 @@ c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "rnn-step-by-step"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgrader"]
 
+# Collect copies a submission from the exchange without following a symbolic link: a link a
+# student left in the exchange stays a link, and the grader refuses that submission, naming it
+# (assignments/grading/upstream/collect.py). Not a speed-up: stock mode keeps it too.
+c.ExchangeFactory.collect = "assignments.grading.upstream.collect.LinkKeepingCollect"
+
 # Stubs that replace the solution regions in the student version.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 

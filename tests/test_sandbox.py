@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from helpers import REPO
+from helpers import REPO, readable_copy
 from jupyter_core.utils import run_sync
 
 from assignments.grading.judging import channel
@@ -122,6 +122,103 @@ def test_a_key_left_by_one_kernel_reaches_no_other(tmp_path, protected):
         assert (left, found) == ("EPERM", "nothing")
     else:
         assert (left, found) == ("left", "dWf += dft @ z.T")
+
+
+# --- pseudo-terminals: a devpts instance of each kernel's own ----------------------------
+
+LEAVE_IN_PTY = r'''
+import os
+master, slave = os.openpty()
+os.chmod(os.ttyname(slave), 0o666)   # its owner may open it to everybody
+os.write(master, b"dWf += dft @ z.T\n")
+print("left")
+'''
+READ_PTYS = r'''
+import os
+found = "nothing"
+for name in sorted(os.listdir("/dev/pts")):
+    if name.isdigit():
+        try:
+            fd = os.open("/dev/pts/" + name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            found = os.read(fd, 100).decode().strip() or found
+        except OSError:
+            pass
+print(found)
+'''
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "one devpts for all"])
+def test_a_pseudo_terminal_of_one_kernel_reaches_no_other(tmp_path, protected):
+    """Kernels forked by one zygote shared its /dev/pts: one submission opened a pty, let
+    everybody read it and typed a line of code into it; a colluding submission graded at the
+    same time read it back. Each kernel now mounts a devpts instance of its own."""
+    disabled = [] if protected else ["own_devpts"]
+    with kernel_(tmp_path, disabled_protections=disabled) as (_, a):
+        left = run(a, LEAVE_IN_PTY)
+        with kernel_(tmp_path, disabled_protections=disabled) as (_, b):
+            found = run(b, READ_PTYS)
+    assert left == "left"
+    assert found == ("nothing" if protected else "dWf += dft @ z.T")
+
+
+# --- locks on shared files, and socket families past the network namespace ------------------
+
+LOCK_SHARED_FILE = r'''
+import errno, fcntl, os, struct, json
+fd = os.open(json.__file__, os.O_RDONLY)   # a standard-library file every kernel may read
+try:   # an open-file-description read lock on byte 4242: one bit, seen by every process
+    fcntl.fcntl(fd, 37, struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 4242, 1, 0))   # F_OFD_SETLK
+    print("locked")
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+'''
+SEE_LOCK = r'''
+import errno, fcntl, os, struct, json
+fd = os.open(json.__file__, os.O_RDONLY)
+try:   # would a write lock on byte 4242 conflict? F_OFD_GETLK answers with the lock in the way
+    got = fcntl.fcntl(fd, 36, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 4242, 1, 0))
+    print("seen" if struct.unpack("hhqqi4x", got)[0] == fcntl.F_RDLCK else "nothing")
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+'''
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "without seccomp"])
+def test_a_lock_on_a_shared_file_reaches_no_other_kernel(tmp_path, protected):
+    """File locks live on the file, which every kernel shares read-only: a submission locks a
+    byte of a standard-library file, and a colluding one graded at the same time sees the lock
+    (a bit per byte). The filter allows no lock command of fcntl, nor flock."""
+    disabled = [] if protected else ["seccomp"]
+    with kernel_(tmp_path, disabled_protections=disabled) as (_, a):
+        locked = run(a, LOCK_SHARED_FILE)
+        with kernel_(tmp_path, disabled_protections=disabled) as (_, b):
+            seen = run(b, SEE_LOCK)
+    assert (locked, seen) == (("EPERM", "EPERM") if protected else ("locked", "seen"))
+
+
+VSOCK = r'''
+import errno, socket
+try:
+    socket.socket(40, socket.SOCK_STREAM).close()   # AF_VSOCK: the host of a virtual machine
+    print("made")
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+'''
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_VSOCK"), reason="no vsock on this platform")
+@pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "without seccomp"])
+def test_no_socket_reaches_past_the_network_namespace(tmp_path, protected):
+    """A vsock socket is no part of a network namespace: on a grading host that is a virtual
+    machine, a kernel could listen for, or reach, the hypervisor. The filter allows the Unix,
+    IPv4, IPv6 and netlink families alone."""
+    with kernel_(tmp_path, disabled_protections=[] if protected else ["seccomp"]) as (_, kc):
+        made = run(kc, VSOCK)
+    if protected:
+        assert made == "EPERM"
+    else:   # this machine has vsock: the grader's own process can make one
+        socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()
+        assert made == "made"
 
 
 DENIED = {   # system calls the filter refuses, and x86-64's numbers for them
@@ -560,6 +657,7 @@ def _unprivileged_python():
     return os.path.join(venv, "bin", "python")
 
 
+@pytest.mark.slow   # it builds the hub's environment (/var/tmp) when it is not there yet: minutes
 @pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "one user namespace"])
 def test_without_root_one_kernels_fork_bomb_leaves_another_its_processes(tmp_path, protected):
     """Without root every kernel runs as the grader's user, and Linux counts processes per user
@@ -572,14 +670,17 @@ def test_without_root_one_kernels_fork_bomb_leaves_another_its_processes(tmp_pat
     import tempfile
     nobody = __import__("pwd").getpwnam("nobody")
     home = pathlib.Path(tempfile.mkdtemp(prefix="rnn-course-nobody-", dir="/var/tmp"))   # /tmp/pytest-of-root is private
+    # the course and these tests, where `nobody` may read them: the checkout may be private (0700)
+    course = readable_copy(home / "course")
     os.chown(home, nobody.pw_uid, nobody.pw_gid)
     (home / "probe.py").write_text(UNPRIVILEGED_SCRIPT)
     try:
-        run_probe = subprocess.run([python, str(home / "probe.py"), os.path.join(REPO, "tests"), str(home),
+        run_probe = subprocess.run([python, str(home / "probe.py"), str(course / "tests"), str(home),
                                     json.dumps([] if protected else ["user_namespace"])],
                                    cwd=str(home), capture_output=True, text=True, timeout=300, user=nobody.pw_uid,
                                    group=nobody.pw_gid, extra_groups=[],
-                                   env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": REPO, "LANG": "C.UTF-8"})
+                                   env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(course),
+                                        "LANG": "C.UTF-8"})
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert run_probe.returncode == 0, run_probe.stderr[-3000:]

@@ -2,7 +2,9 @@
 students must not change, and code that tries to reach what the sandbox hides.
 Rule (run/): only the grading process writes the class's gradebook and folders."""
 import copy
+import os
 import re
+import stat
 
 from nbgrader import utils
 
@@ -15,6 +17,41 @@ ATTEMPTS = (
     ("grader_machinery", r"(sys\.modules|__subclasses__|showtraceback|set_custom_exc|display_pub|np\.testing\.\w+\s*=|"
                          r"builtins\.\w+\s*=|\w+_checks\.\w+\s*=|sys\.excepthook|socket\.socket\.\w+\s*=)"),
 )
+
+
+def not_regular(folder, names=None):
+    """The entries of a submission's folder that are neither regular files nor folders (symbolic
+    links, pipes, sockets, devices), by name, or the folder itself when it is one: a link could
+    make the grader, which reads as the course's user, read what the learner may not (another
+    learner's work, the course's source with its solutions), and a pipe could hang it. Only
+    ``lstat`` is used: nothing is followed or opened."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return ["."]
+        listed = sorted(os.listdir(folder)) if names is None else names
+    except OSError:
+        return ["."]
+    odd = []
+    for name in listed:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            odd += [os.path.join(name, inner) for inner in not_regular(os.path.join(folder, name)) if inner != "."]
+        elif not stat.S_ISREG(mode):
+            odd.append(name)
+    return odd
+
+
+def read_regular(path):
+    """A file's text, opened without following a symbolic link and refused unless regular (a
+    file swapped for a link or a pipe after it was listed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "r", encoding="utf-8") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{os.path.basename(path)} is not a regular file")
+        return f.read()
 
 
 def _protected(nb):

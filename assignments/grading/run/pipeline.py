@@ -72,7 +72,14 @@ STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 
 def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode) -> tuple[str | None, list[str]]:
-    """Copy one submission to ``dest``. Returns (error message or None, flags)."""
+    """Copy one submission to ``dest``. Returns (error message or None, flags). A submission
+    that is or holds a symbolic link or a special file is refused whole, before anything of it
+    is read."""
+    odd = [".."] if os.path.islink(os.path.dirname(src)) else inspect_submission.not_regular(src)
+    if odd:
+        shown = ", ".join(odd[:3]) + (", ..." if len(odd) > 3 else "")
+        return (f"the submission holds a symbolic link or a special file ({shown}): a submission may hold "
+                "only regular files and folders, so nothing of it was graded"), [f"tampered:link:{n}" for n in odd]
     notebooks = sorted(f for f in os.listdir(src) if f.endswith(".ipynb"))
     expected = assignment.notebook + ".ipynb"
     chosen = expected if expected in notebooks else (notebooks[0] if len(notebooks) == 1 else None)
@@ -81,7 +88,8 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
         return f"expected {expected} in the submission, found {found}", []
     try:
         invalid: dict[str, Exception] = {}
-        nb = nbformat.read(os.path.join(src, chosen), as_version=4, capture_validation_error=invalid)
+        nb = nbformat.reads(inspect_submission.read_regular(os.path.join(src, chosen)), as_version=4,
+                            capture_validation_error=invalid)
         if invalid:
             raise invalid["ValidationError"]
     except Exception as exc:  # not JSON, not a notebook, a newer format...
@@ -96,7 +104,7 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
         if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
             continue
         if os.path.getsize(path) <= MAX_FILE_BYTES:
-            shutil.copyfile(path, os.path.join(dest, name))
+            shutil.copyfile(path, os.path.join(dest, name), follow_symlinks=False)
     return None, flags
 
 

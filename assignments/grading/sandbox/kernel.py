@@ -91,6 +91,7 @@ PROTECTIONS = {
     "seal": "the kernel's socket folder read-only once it has bound its sockets",
     "mask_course": "the course's package (reference, cases, catalog) hidden in the sandbox",
     "user_namespace": "without root, a user namespace per kernel (its own process count)",
+    "own_devpts": "a devpts instance per kernel, with few ptys: no pseudo-terminal shared with another kernel",
 }
 
 
@@ -255,7 +256,7 @@ class GradingKernelManager(AsyncKernelManager):
                    "limits": {"RLIMIT_NPROC": int(self.process_limit), "RLIMIT_AS": parse_size(self.memory_limit),
                               "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit)},
                    "seccomp": self.protected("seccomp"), "network": self.protected("network"),
-                   "seal": self.protected("seal"),
+                   "seal": self.protected("seal"), "own_devpts": self.protected("own_devpts"),
                    "user_namespace": not self.uid and self.protected("user_namespace")}
         cgroups = self.zygote.cgroups
         NOTES.update(f"weakened:{name}" for name in self.disabled_protections)

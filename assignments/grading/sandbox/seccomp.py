@@ -14,6 +14,14 @@ loading kernel modules or a new kernel, changing the personality (but for the va
 allows), the clock, swap, quotas and the system log. ``clone3``, whose flags a filter cannot
 read, answers ENOSYS, so that the C library falls back to ``clone``, which is checked. System
 calls of another architecture (x86's 32-bit ABI on x86-64) kill the process.
+
+Two calls are allowed only with some arguments, since what they would share reaches past every
+namespace: ``socket`` and ``socketpair`` for the families a kernel uses (Unix, IPv4, IPv6 and
+netlink, all scoped by the kernel's network namespace; not vsock, which reaches the host of a
+virtual machine, nor the others), and ``fcntl`` for its commands but locks, leases and
+directory notices (a lock on a file every kernel may read, such as a module of the standard
+library, is seen by every other kernel: ``F_GETLK``, ``F_OFD_GETLK``, /proc/locks; and the
+locks' memory is charged to no cgroup). ``flock`` is denied for the same reason.
 Rule (sandbox/): never judges; each protection is named in kernel.PROTECTIONS and attacked in tests.
 """
 import errno
@@ -36,7 +44,7 @@ ALLOWED = {
     "memory": """brk mmap munmap mremap mprotect madvise mincore msync mlock mlock2 munlock mlockall munlockall
         memfd_create memfd_secret pkey_alloc pkey_free pkey_mprotect map_shadow_stack remap_file_pages""",
     "files": """read write readv writev pread64 pwrite64 preadv preadv2 pwritev pwritev2 open openat openat2 creat
-        close close_range lseek dup dup2 dup3 fcntl flock fsync fdatasync sync syncfs sync_file_range fadvise64
+        close close_range lseek dup dup2 dup3 fsync fdatasync sync syncfs sync_file_range fadvise64
         readahead fallocate ftruncate truncate stat lstat fstat newfstatat statx statfs fstatfs access faccessat
         faccessat2 getdents getdents64 getcwd chdir fchdir mkdir mkdirat rmdir rename renameat renameat2 link linkat
         unlink unlinkat symlink symlinkat readlink readlinkat chmod fchmod fchmodat fchmodat2 chown fchown lchown
@@ -48,7 +56,7 @@ ALLOWED = {
         epoll_pwait2 eventfd eventfd2 futex futex_waitv futex_wait futex_wake futex_requeue nanosleep clock_nanosleep
         clock_gettime clock_getres gettimeofday time timer_create timer_delete timer_settime timer_gettime
         timer_getoverrun timerfd_create timerfd_settime timerfd_gettime getitimer setitimer""",
-    "sockets and pipes": """socket socketpair bind listen accept accept4 connect getsockname getpeername getsockopt
+    "sockets and pipes": """bind listen accept accept4 connect getsockname getpeername getsockopt
         setsockopt shutdown sendto recvfrom sendmsg recvmsg sendmmsg recvmmsg pipe pipe2""",
     "System V and POSIX IPC (private to the kernel's IPC namespace)": """shmget shmat shmdt shmctl semget semop
         semtimedop semctl msgget msgsnd msgrcv msgctl mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify
@@ -56,6 +64,13 @@ ALLOWED = {
     "asynchronous I/O (not io_uring)": "io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents",
     "the system": "uname sysinfo getrandom",
 }
+# socket families a kernel may use: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+SOCKET_FAMILIES = (1, 2, 10, 16)
+# fcntl's commands a kernel may use: F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_SETOWN,
+# F_GETOWN, F_SETSIG, F_GETSIG, F_SETOWN_EX, F_GETOWN_EX, F_DUPFD_CLOEXEC, F_SETPIPE_SZ,
+# F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS; not F_GETLK/F_SETLK/F_SETLKW (5-7),
+# F_OFD_GETLK/SETLK/SETLKW (36-38), F_SETLEASE/F_GETLEASE (1024, 1025) nor F_NOTIFY (1026)
+FCNTL_COMMANDS = (0, 1, 2, 3, 4, 8, 9, 10, 11, 15, 16, 1030, 1031, 1032, 1033, 1034)
 # clone's flags that make namespaces: a clone with any of them is denied (unshare is denied)
 NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 # the personalities Docker allows: the default, and reading it (0xffffffff), with or without
@@ -83,6 +98,11 @@ def program():
         if seccomp.resolve_syscall(arch, name) >= 0:
             f.add_rule(seccomp.ALLOW, name)
     f.add_rule(seccomp.ALLOW, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, NAMESPACE_FLAGS, 0))
+    for name in ("socket", "socketpair"):
+        for family in SOCKET_FAMILIES:
+            f.add_rule(seccomp.ALLOW, name, seccomp.Arg(0, seccomp.EQ, family))
+    for command in FCNTL_COMMANDS:
+        f.add_rule(seccomp.ALLOW, "fcntl", seccomp.Arg(1, seccomp.EQ, command))
     for value in PERSONALITIES:
         f.add_rule(seccomp.ALLOW, "personality", seccomp.Arg(0, seccomp.EQ, value))
     if seccomp.resolve_syscall(arch, "clone3") >= 0:

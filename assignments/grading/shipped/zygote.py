@@ -17,6 +17,8 @@ What a learner can leave behind for the next learner, and why nothing passes:
   /dev/shm and the scratch root (where it finds a copy of its helper files), and sees only
   its own socket folder, read-only once its sockets are bound; SysV IPC is private too (an
   IPC namespace), and so is the network (a network namespace, its loopback alone);
+* pseudo-terminals: each kernel mounts a devpts instance of its own on /dev/pts (a few
+  ptys at most), where the zygote's, which every kernel it forks would share, was;
 * the kernel key store, which no namespace scopes: the system-call filter refuses it;
 * the environment: read-only, as for every kernel.
 
@@ -50,6 +52,7 @@ SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 LOG_BYTES = 1 << 16   # what a kernel's set-up log keeps (its stderr reaches it through a pipe)
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+PTYS = 4   # pseudo-terminals a kernel may open (an IPython kernel opens none)
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
 PRELOAD = ("numpy", "numpy.random", "ipykernel.kernelapp")   # then what a kernel imports as it starts (learn_imports);
 # numpy.random: each kernel seeds it (run_kernel), and numpy imports it only when first used
@@ -132,6 +135,8 @@ def isolate(req):
     fresh_tmpfs("/tmp", size)
     if os.path.isdir("/dev/shm"):
         fresh_tmpfs("/dev/shm", size)
+    if req.get("own_devpts") and os.path.isdir("/dev/pts"):   # /dev/ptmx is bubblewrap's link to pts/ptmx
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, f"newinstance,ptmxmode=0666,mode=0600,max={PTYS}")
     for path, fd in kept:
         os.makedirs(path, exist_ok=True)
         mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
