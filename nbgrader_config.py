@@ -47,6 +47,11 @@ c.Autograde.autograde_preprocessors = [
 ]
 c.JudgedExecute.timeout = 60        # seconds for one of the learner's own cells
 c.JudgedExecute.call_timeout = 30   # seconds for a graded function on all its hidden cases together
+# What a kernel sends is bounded before it is parsed (parsing costs many times the size):
+# a message part on any kernel channel (ZeroMQ refuses a larger one as it arrives, and the
+# message is lost), and one line of a judged call's replies on the judge's socket.
+c.GradingKernelClient.max_message_bytes = 8_000_000
+c.JudgedExecute.max_reply_bytes = 4_000_000
 
 # Restore deleted graded cells, so a deleted test cell still gets judged.
 c.OverwriteCells.add_missing_cells = True

@@ -62,6 +62,37 @@ def test_only_replies_to_the_job_under_way_are_read(tmp_path):
     ch.close()
 
 
+def test_a_line_that_is_no_reply_to_the_job_is_never_parsed(tmp_path, monkeypatch):
+    """Parsing costs the worker many times a line's size (a 45 MB line grew one by 1.1 GB): a
+    line that does not begin with the job's nonce is dropped unparsed, however it is made."""
+    import types
+
+    from assignments.grading.judging import channel as module
+    parsed = []
+    counting = types.SimpleNamespace(dumps=json.dumps, loads=lambda text: parsed.append(len(text)) or json.loads(text))
+    monkeypatch.setattr(module, "json", counting)   # the channel's parsing alone, not the fake harness's
+
+    def lines(job):
+        n = job["nonce"]
+        junk = "[" + ",".join(["0"] * 450) + "]"   # under the limit, costly to parse
+        return [(junk + "\n").encode(), {"forged": junk, "nonce": n}, {"nonce": "forged", "pad": junk},
+                {"nonce": n, "case": 0}, {"nonce": n, "end": True}]
+    ch = channel(tmp_path, lines)
+    before = len(parsed)
+    assert [r["case"] for r in ch.ask({"op": "call", "key": "k"}, timeout=5)] == [0]
+    assert len(parsed) - before == 2   # the reply and the end, nothing else
+    assert max(parsed[before:]) < 100
+
+
+def test_a_reply_nested_too_deeply_is_refused_and_said(tmp_path):
+    def lines(job):
+        prefix = '{"nonce": "' + job["nonce"] + '", "x": '
+        return [(prefix + "[" * 5000 + "]" * 5000 + "}\n").encode(), {"nonce": job["nonce"], "end": True}]
+    ch = channel(tmp_path, lines, max_reply_bytes=100_000)
+    assert ch.ask({"op": "call", "key": "k"}, timeout=5) == []
+    assert ch.refused == ["a reply nested too deeply to be read"]
+
+
 def test_a_job_that_hangs_or_loses_its_harness_says_so(tmp_path):
     ch = channel(tmp_path, lambda job: [{"nonce": job["nonce"], "case": 0}])   # never ends its job
     with pytest.raises(ChannelTimeout) as info:

@@ -221,6 +221,45 @@ def test_no_socket_reaches_past_the_network_namespace(tmp_path, protected):
         assert made == "made"
 
 
+# --- what a kernel sends is bounded before it is parsed ------------------------------------
+
+HUGE_MESSAGE = r'''
+kernel = get_ipython().kernel
+kernel.session.send(kernel.iopub_socket, "stream", {"name": "stdout", "text": "x" * 42_000_000},
+                    parent=kernel.get_parent("shell"), ident=b"stream.stdout")
+print("sent")
+'''
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["bounded", "unbounded"])
+def test_a_huge_message_from_a_kernel_is_refused_before_it_is_parsed(tmp_path, protected):
+    """One 42 MB IOPub message grew a grading worker by 1 GB while it was read and parsed whole.
+    The kernel client reads a message over ``max_message_bytes`` as ZeroMQ's frames and parses
+    none of it (upstream/kernel_client.py's read_bounded): nothing of its size is allocated in
+    Python, and the cell goes on."""
+    import tracemalloc
+    limit = {} if protected else {"max_message_bytes": -1}
+    with kernel_(tmp_path) as (km, kc):
+        if limit:   # the same kernel, read by a client without the bound
+            kc.stop_channels()
+            kc = km.client(**limit)
+            kc.start_channels()
+            run_sync(kc.wait_for_ready)(timeout=60)
+        tracemalloc.start()
+        try:
+            said = run(kc, HUGE_MESSAGE, timeout=60)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            if limit:
+                kc.stop_channels()
+    if protected:   # the cell goes on; what it sent is a note
+        assert said.startswith("[a message of 420") and "refused unread" in said and said.endswith("sent"), said[:300]
+        assert peak < 5_000_000, peak
+    else:
+        assert said.startswith("x" * 1000) and peak > 42_000_000, peak
+
+
 DENIED = {   # system calls the filter refuses, and x86-64's numbers for them
     "ptrace": 101, "mount": 165, "unshare": 272, "setns": 308, "bpf": 321, "perf_event_open": 298,
     "userfaultfd": 323, "keyctl": 250, "request_key": 249, "kexec_load": 246, "init_module": 175,

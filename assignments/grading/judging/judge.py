@@ -30,6 +30,44 @@ Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Itera
 """``call(name, [args, ...], callees)``: runs the learner's function on the hidden cases."""
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
+# Steps the search for a function's catalogued mistakes may take: a step is one variant (or
+# pair) of the catalog tried on every hidden case. Counted, not timed, so that a cut search
+# is the same on every machine and every run (docs/architecture.md gives its CPU time).
+DIAGNOSIS_BUDGET = 1500
+
+
+class DiagnosisCut(Exception):
+    """The search for a function's mistakes used up its budget of steps."""
+
+
+class StepBudget:
+    """The steps one search may take (``limit``; <= 0: no limit), and the codes it had proved
+    when it was cut. ``most``: the most steps one search took (for measures)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.most = limit, 0
+        self._left: int | None = None
+        self._found: set[str] = set()
+
+    def run(self, search: Callable[[], list[str]]) -> tuple[list[str], bool]:
+        """``search()`` within the budget: (codes, whether it was cut)."""
+        self._left, self._found = (self.limit if self.limit > 0 else None), set()
+        try:
+            return search(), False
+        except DiagnosisCut:
+            return sorted(self._found), True
+        finally:
+            if self._left is not None:
+                self.most = max(self.most, self.limit - self._left)
+            self._left = None
+
+    def spend(self, found: Iterable[str] = ()) -> None:
+        """One step; ``found``: the codes proved so far, kept if the search is cut here."""
+        self._found |= set(found)
+        if self._left is not None:
+            if self._left <= 0:
+                raise DiagnosisCut()
+            self._left -= 1
 STATUSES = ("ok", "missing", "not_implemented", "raised")
 
 
@@ -117,6 +155,9 @@ class Verdict:
     signature: str = ""
     """The wrong behaviour's fingerprint (``signature``): the same for two learners whose
     function goes wrong the same way; empty when it passed or was not written."""
+    diagnosis_cut: bool = False
+    """The search for catalogued mistakes stopped at ``Judge.budget``: the codes
+    found by then are kept (the score never depends on them)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -200,6 +241,8 @@ class Judge:
         self._expected: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._pairs: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+        self.budget = StepBudget(DIAGNOSIS_BUDGET)
+        """The steps that naming one function's mistakes may take."""
 
     def cases(self, name: str) -> list[HiddenCase]:
         if name not in self._cases:
@@ -276,11 +319,11 @@ class Judge:
         passed = passed_cases == n
         score = ex.points if passed else min(
             round(ex.points * sum(o.fraction for o in outcomes) / n, 2), ex.points - 0.01)
-        diagnoses = [] if passed or not diagnose else self.diagnose(ex.name, outcomes)
+        diagnoses, cut = ([], False) if passed or not diagnose else self.budget.run(lambda: self.diagnose(ex.name, outcomes))
         first = outcomes[0].status if outcomes else "missing"
         outcome = "judged" if first == "ok" else first
         v = Verdict(ex.name, float(score), float(ex.points), passed, diagnoses,
-                    outcome=outcome, cases_passed=passed_cases, cases=n)
+                    outcome=outcome, cases_passed=passed_cases, cases=n, diagnosis_cut=cut)
         if not passed:
             v.signature = signature(ex, outcomes, self.findings(ex.name, outcomes))
         if diagnose:   # without: the signature alone is wanted (clusters.py tries mutants)
@@ -290,6 +333,7 @@ class Judge:
     # --- naming the mistake -------------------------------------------------------------
 
     def _matches(self, name, picks, outcomes):
+        self.budget.spend()
         spec = self.a.spec(name)
         for i, o in enumerate(outcomes):
             mutant = self.expected(name, i, picks)
@@ -318,6 +362,7 @@ class Judge:
                 codes.add(m.code)
             if m.raises and any(o.status == "raised" and re.search(m.raises, o.text) for o in outcomes):
                 codes.add(m.code)
+        self.budget.spend(codes)
         findings = self.findings(name, outcomes)
         if any(findings):
             behaviours = [{"code": m.code, "aspect": aspect, "label": label}
@@ -340,6 +385,7 @@ class Judge:
             if shown:
                 explained |= shown
                 found.add(p[0])
+            self.budget.spend(codes | found)
         if explained == wrong:
             return sorted(codes | found)
         partial = [p for p in self.a.mistakes.variants(name) if self._explains(name, p, outcomes)]
@@ -352,6 +398,7 @@ class Judge:
                 found |= {code for code, _ in pair}
             if explained == wrong:
                 break
+            self.budget.spend(codes | found)
         return sorted(codes | found)
 
     def _explained_outputs(self, name, picks, outcomes, wrong):

@@ -82,7 +82,9 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
                                        "is not run and scores nothing.").tag(config=True)
     max_output_bytes = Integer(100_000, help="Output kept from one cell; the rest is dropped "
                                              "while it arrives.").tag(config=True)
-    max_reply_bytes = Integer(50_000_000, help="Largest reply one judged call may send back.").tag(config=True)
+    max_reply_bytes = Integer(4_000_000, help="Largest line (one case's reply) a judged call may send back: a line "
+                              "is parsed whole, at up to about 25 times its size in the worker's memory. "
+                              "The largest the sample class sends is about 70 kB.").tag(config=True)
     store_widget_state = Bool(False)   # widget messages would pile up in memory unchecked
     prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
                                "(each submission still gets a fresh kernel and sandbox). Only for "

@@ -249,7 +249,6 @@ def serve(nonce):
             continue
         if job.get("op") == "stop":
             return
-        for reply in answers(job):
-            reply["nonce"] = job["nonce"]
-            _send(json.dumps(reply).encode() + b"\n")
+        for reply in answers(job):   # the nonce first: the grader reads no line that lacks it
+            _send(json.dumps({"nonce": job["nonce"], **reply}).encode() + b"\n")
         _send(json.dumps({"nonce": job["nonce"], "end": True}).encode() + b"\n")

@@ -22,6 +22,7 @@ from nbformat.v4 import new_output
 from nbformat.validator import ValidationError
 
 from ..judging.channel import ChannelClosed, ChannelTimeout
+from .kernel_client import read_bounded
 
 
 class ServedCells:
@@ -74,8 +75,8 @@ class ServedCells:
         socket = self._iopub()
         if not socket.poll(int(timeout * 1000)):
             raise Empty
-        _, parts = self.kc.session.feed_identities(socket.recv_multipart())
-        return self.kc.session.deserialize(parts)
+        return read_bounded(self.kc.session, socket.recv_multipart(copy=False),
+                            getattr(self.kc, "max_message_bytes", None))
 
     def _read_cell_messages(self, cell, index, parent, nonce):
         """nbclient's async_execute_cell, for a cell the harness runs: the same hooks,
