@@ -49,6 +49,8 @@ RELIED_ON = {
     "nbconvert.exporters.templateexporter.TemplateExporter._template_paths": "feedback.py calls it",
     "jupyter_client.client.KernelClient._async_wait_for_ready": "kernel_client.py overrides it",
     "jupyter_client.client.KernelClient._context_default": "kernel_client.py calls it",
+    "jupyter_client.channels.AsyncZMQSocketChannel._recv": "kernel_client.py's BoundedChannel replaces it",
+    "jupyter_client.session.Session.deserialize": "kernel_client.py's read_bounded calls it on frames",
     "nbgrader.converters.autograde.Autograde.convert_single_notebook": "autograde.py replaces it",
     "nbgrader.converters.autograde.Autograde._init_preprocessors": "autograde.py replaces it",
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess": "overwritecells.py skips it",
