@@ -33,6 +33,7 @@ import json
 import os
 import pwd
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -178,10 +179,20 @@ def write(path, text, owner=None, mode=0o644):
             parent = os.path.dirname(parent)
 
 
+def terminal_shell(venv):
+    """The shell of a JupyterLab terminal on the hub. Left to itself, Jupyter starts ``bash -l``
+    (a login shell, its user's profile read), and Debian's /etc/profile sets PATH anew: the
+    environment's commands (python, nbgrader, jupyter), which JupyterHub put first in PATH
+    (Spawner.environment), were no longer found. The same login shell, the environment's bin
+    put back in front of PATH, then an interactive bash (~/.bashrc, the prompt) in its place."""
+    bin_dir = shlex.quote(os.path.join(venv, "bin"))
+    return ["/bin/bash", "-l", "-c", f'PATH={bin_dir}:"$PATH"; exec /bin/bash -i']
+
+
 def jupyter_settings(venv, exchange, instructor, course_folder):
     """nbgrader's settings for everybody (the environment's Jupyter folder), and the
     instructor's own (their Jupyter folder): where the exchange is, which course; formgrader
-    and the course tools for the instructor alone."""
+    and the course tools for the instructor alone; the terminals' shell (terminal_shell)."""
     etc = os.path.join(venv, "etc", "jupyter")
     write(os.path.join(etc, "nbgrader_config.py"),
           "# Written by hub/deploy.py: nbgrader's settings for every user of the hub.\n"
@@ -190,6 +201,10 @@ def jupyter_settings(venv, exchange, instructor, course_folder):
           f"c.Exchange.root = {exchange!r}\n")
     write(os.path.join(etc, "jupyter_server_config.d", "zz_rnn_course_hub.json"),
           json.dumps({"ServerApp": {"jpserver_extensions": {e: False for e in INSTRUCTOR_SERVER_EXTENSIONS}}}, indent=2))
+    # the servers' own settings: in jupyter_server_config.json, as the .d folder beside it is
+    # read for jpserver_extensions alone
+    write(os.path.join(etc, "jupyter_server_config.json"),
+          json.dumps({"ServerApp": {"terminado_settings": {"shell_command": terminal_shell(venv)}}}, indent=2))
     write(os.path.join(etc, "labconfig", "page_config.json"),
           json.dumps({"disabledExtensions": {p: True for p in INSTRUCTOR_PLUGINS}}, indent=2))
     # JupyterLab asks nobody whether to fetch Jupyter's news, nor looks for updates

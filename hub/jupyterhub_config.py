@@ -29,8 +29,9 @@ c.Authenticator.allowed_users = {hub["instructor"], *hub["students"]}
 c.Authenticator.admin_users = {hub["instructor"]}
 
 # Each user's JupyterLab runs as that user (JupyterHub's LocalProcessSpawner), from the one
-# environment the course is installed in; its terminals find that environment's commands
-# (nbgrader, python -m assignments) first.
+# environment the course is installed in, its commands (nbgrader, python -m assignments)
+# first in PATH. Its terminals keep them first too: their shell, a login shell that sets PATH
+# anew, puts them back (ServerApp.terminado_settings, written by hub/deploy.py).
 c.Spawner.cmd = [os.path.join(VENV, "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {"PATH": os.path.join(VENV, "bin") + ":/usr/local/bin:/usr/bin:/bin"}

@@ -9,11 +9,12 @@ logins and each user's JupyterLab are real. Then, as the users would, through th
 2. two students fetch it from the Assignments panel, write their answers into the
    notebook's cells, run it and read their check cells' words, validate and submit;
 3. the instructor collects in formgrader, autogrades one student with formgrader's
-   Autograde button and the class with `python -m assignments grade` (both sandboxed: a
-   submission's probe for the instructor's files finds nothing; without root or a delegated
-   cgroup, grade says it has no cgroup per kernel and flags the results), reads each function's score
-   and the judge's words in formgrader, gives one score by hand, which a rerun of `grade`
-   keeps, and generates and releases feedback from formgrader;
+   Autograde button and the class with `python -m assignments grade` typed into a terminal
+   of their JupyterLab, as docs/hub.md says (both sandboxed: a submission's probe for the
+   instructor's files finds nothing; without root or a delegated cgroup, grade says it has
+   no cgroup per kernel and flags the results), reads each function's score and the judge's
+   words in formgrader, gives one score by hand, which a rerun of `grade` keeps, and
+   generates and releases feedback from formgrader;
 4. each student fetches their feedback and opens it: their own score and mistake, never the
    other's.
 
@@ -289,6 +290,31 @@ class Browser:
             self.driver.switch_to.default_content()
         return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
+    def terminal(self):
+        """A terminal of one's own JupyterLab, opened as File › New › Terminal opens it (in one's
+        home), focused: what is typed then goes to its shell."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        self.driver.get(f"{self.hub['url']}/user/{self.user}/lab")
+        self.wait(lambda: self.by(".lm-MenuBar-item"), 120, "JupyterLab")
+        self.click_text(".lm-MenuBar-item", "File")
+        new = self.wait(lambda: [e for e in self.by('.lm-Menu-item[data-type="submenu"]')
+                                 if e.is_displayed() and e.text.strip() == "New"], 10, "File › New")[0]
+        ActionChains(self.driver).move_to_element(new).click().perform()
+        item = self.wait(lambda: [e for e in self.by('.lm-Menu-item[data-command="terminal:create-new"]') if e.is_displayed()],
+                         10, "File › New › Terminal")[0]
+        item.click()
+        screen = self.wait(lambda: [e for e in self.by(".jp-Terminal .xterm-screen") if e.is_displayed()], 60, "the terminal")[0]
+        screen.click()
+        self.wait(lambda: self.driver.execute_script(
+            "return document.activeElement.classList.contains('xterm-helper-textarea');"), 10, "the terminal's focus")
+        self.shot("terminal open")
+
+    def type(self, line):
+        """A line typed into the focused terminal, key by key (xterm.js reads its helper textarea's keys), and Enter."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
+        ActionChains(self.driver).send_keys(line + Keys.ENTER).perform()
+
     # --- the instructor, in formgrader --------------------------------------------------
     def formgrader(self, page="manage_assignments"):
         self.driver.get(f"{self.hub['url']}/user/{self.user}/formgrader/{page}")
@@ -413,13 +439,23 @@ def test_a_term_on_the_hub(hub):
         from nbgrader.api import Gradebook
         with Gradebook(gradebook) as gb:
             by_button = gb.find_submission(AID, ada).score
-        graded = as_instructor(hub, "python", "-m", "assignments", "grade")
-        assert graded.returncode == 0, graded.stderr[-3000:]
+        # in a terminal of the instructor's JupyterLab, as docs/hub.md says: what it prints goes to
+        # a log too, its exit status to a file, which the test waits for
+        home = pwd.getpwnam(INSTRUCTOR).pw_dir
+        log, status = os.path.join(home, "term-grade.log"), os.path.join(home, "term-grade.status")
+        teacher.terminal()
+        teacher.type(f"cd ~/{os.path.relpath(course, home)}")
+        teacher.type("python -m assignments grade 2>&1 | tee ~/term-grade.log; echo ${PIPESTATUS[0]} > ~/term-grade.status")
+        code = teacher.wait(lambda: open(status).read().strip(), 900, "`python -m assignments grade` in the terminal")
+        teacher.shot("graded in the terminal")
+        with open(log, encoding="utf-8", errors="replace") as f:
+            said = f.read()
+        assert code == "0", said[-3000:]   # without the terminal's PATH: "bash: python: command not found", 127
         with open(os.path.join(course, "results", AID, "results.json")) as f:
             results = {s["student"]: s for s in json.load(f)["submissions"]}
         assert by_button == results[ada]["score"] == 100.0
         # the instructor is not root and has no delegated cgroup: grade says so, and flags the results
-        assert "WARNING: no cgroup per kernel" in graded.stderr
+        assert "WARNING: no cgroup per kernel" in said
         assert all("no_kernel_cgroup" in results[name]["flags"] for name in STUDENTS)
         assert results[ben]["score"] < 100 and [e["diagnoses"] for e in results[ben]["exercises"]
                                                  if e["id"] == "rnn_backward"] == [["rnn_grads_not_accumulated"]]
