@@ -130,6 +130,7 @@ def run_notebook(path):
     return nb
 
 
+@pytest.mark.slow   # end to end: `make test` runs it, `make test-quick` does not
 def test_source_notebook_runs_clean_and_every_check_passes():
     nb = run_notebook(os.path.join(REPO, "source", "rnn_step_by_step", "rnn_step_by_step.ipynb"))
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]

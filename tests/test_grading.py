@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 from helpers import REPO
 
 EXPECTED = os.path.join(REPO, "tests", "expected", "sample_results.json")
@@ -104,6 +105,7 @@ def test_autograded_cells_carry_the_verdicts(sample_class):
     assert len(verdicts) == 8 and verdicts["rnn_backward"]["diagnoses"] == ["rnn_grads_not_accumulated"]
 
 
+@pytest.mark.slow   # end to end: `make test` runs it, `make test-quick` does not
 def test_command_line_rerun_gives_the_same_results(sample_class, tmp_path):
     """The real command, twice into the same folder: same results.json both times."""
     cmd = [sys.executable, "-m", "assignments", "grade", "--submissions", sample_class["submissions"],

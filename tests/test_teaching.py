@@ -204,6 +204,7 @@ def test_the_grader_skips_training(sample_class):
     assert "step" not in text and not any(o.output_type == "display_data" for o in cell.outputs)
 
 
+@pytest.mark.slow   # end to end: `make test` runs it, `make test-quick` does not
 def test_lstm_learns_where_the_rnn_cannot(capsys):
     train = shipped("rnn_train")
     start = time.perf_counter()
@@ -219,6 +220,7 @@ def test_lstm_learns_where_the_rnn_cannot(capsys):
 
 # --- the whole notebook, as a student runs it ------------------------------------------------------
 
+@pytest.mark.slow   # end to end: `make test` runs it, `make test-quick` does not
 def test_whole_release_with_a_correct_solution_in_a_plain_kernel(tmp_path):
     for name in os.listdir(RELEASE):
         if not name.endswith(".ipynb"):
