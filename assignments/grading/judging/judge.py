@@ -68,6 +68,8 @@ class StepBudget:
             if self._left <= 0:
                 raise DiagnosisCut()
             self._left -= 1
+
+
 STATUSES = ("ok", "missing", "not_implemented", "raised")
 
 
