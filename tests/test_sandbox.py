@@ -16,7 +16,7 @@ import threading
 import time
 
 import pytest
-from helpers import REPO, readable_copy
+from helpers import REPO, course_files, readable_copy
 from jupyter_core.utils import run_sync
 
 from assignments.grading.judging import channel
@@ -541,12 +541,9 @@ def _copy_environment(dest):
         if "rnn_course" in path.name:   # the editable install's finder, .pth and metadata
             shutil.rmtree(path) if path.is_dir() else path.unlink()
     wheels, tree = dest.parent / "wheels", dest.parent / "tree"   # built from a copy: the repository stays clean
-    listed = subprocess.run(["git", "-C", REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        if os.path.isfile(os.path.join(REPO, rel)):
-            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(os.path.join(REPO, rel), tree / rel)
+    for rel in course_files():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.join(REPO, rel), tree / rel)
     build = subprocess.run([str(dest / "bin" / "python"), "-m", "pip", "wheel", "--quiet", "--no-deps",
                             "--no-build-isolation", "-w", str(wheels), str(tree)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-2000:]
