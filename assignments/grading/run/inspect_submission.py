@@ -19,16 +19,17 @@ ATTEMPTS = (
 )
 
 
-def not_regular(folder, names=None):
-    """The entries of a submission's folder that are neither regular files nor folders (symbolic
-    links, pipes, sockets, devices), by name, or the folder itself when it is one: a link could
+def not_regular(folder):
+    """The entries of a submission's folder, at any depth, that are neither regular files nor
+    folders (symbolic links, pipes, sockets, devices), by path, or ``"."`` when the folder
+    itself is not a real folder: a link could
     make the grader, which reads as the course's user, read what the learner may not (another
     learner's work, the course's source with its solutions), and a pipe could hang it. Only
     ``lstat`` is used: nothing is followed or opened."""
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return ["."]
-        listed = sorted(os.listdir(folder)) if names is None else names
+        listed = sorted(os.listdir(folder))
     except OSError:
         return ["."]
     odd = []
