@@ -49,7 +49,43 @@ PROTOCOLS = {
     "rnn_backward": backward_loop("rnn_cell_backward", ("dWax", "dWaa", "dba")),
     "lstm_backward": backward_loop("lstm_cell_backward", LSTM_GRADS, memory=True),
 }
-EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {})}) for e in EXERCISES)
+
+# Each quantity the reference computes, as the notebook writes its equation (in symbols, so
+# every edition reads them alike): what the checks say a wrong line should compute.
+_FORWARD_LOOP = {"a_next": "a_next(t) = cell(x[:, :, t], a_next(t−1), parameters)[0],  a_next(−1) = a0",
+                 "a": "a[:, :, t] = a_next(t)", "yt_pred": "yt_pred(t) = cell(...)[1]"}
+_BACKWARD_LOOP = {"da_prevt": "da_prevt = da_prev(t+1), zeros at t = T_x − 1; step t gets da[:, :, t] + da_prevt",
+                  "dx": "dx[:, :, t] = dxt(t)", "da0": "da0 = da_prev(0)"}
+_LSTM_GATES = {"z": "z = [a_prev; xt] (a_prev stacked on xt)", "ft": "ft = σ(Wf z + bf)", "it": "it = σ(Wi z + bi)",
+               "cct": "cct = tanh(Wc z + bc)", "c_next": "c_next = ft ⊙ c_prev + it ⊙ cct", "ot": "ot = σ(Wo z + bo)"}
+EQUATIONS = {
+    "rnn_cell_forward": {"a_next": "a_next = tanh(Wax xt + Waa a_prev + ba)",
+                         "yt_pred": "yt_pred = softmax(Wya a_next + by)"},
+    "rnn_forward": {**_FORWARD_LOOP, "y_pred": "y_pred[:, :, t] = yt_pred(t)"},
+    "lstm_cell_forward": {**_LSTM_GATES, "a_next": "a_next = ot ⊙ tanh(c_next)",
+                          "yt_pred": "yt_pred = softmax(Wy a_next + by)"},
+    "lstm_forward": {**_FORWARD_LOOP, "c_next": "c_next(t) = cell(...)[1],  c_next(−1) = zeros",
+                     "y": "y[:, :, t] = yt_pred(t)", "c": "c[:, :, t] = c_next(t)", "yt": "yt(t) = cell(...)[2]"},
+    "rnn_cell_backward": {"g": "δa = (1 − a_next²) ⊙ da_next", "dxt": "dxt = Waxᵀ δa", "da_prev": "da_prev = Waaᵀ δa",
+                          "dWax": "dWax = δa xtᵀ", "dWaa": "dWaa = δa a_prevᵀ", "dba": "dba = Σ_batch δa  (n_a, 1)"},
+    "rnn_backward": {**_BACKWARD_LOOP, **{g: f"{g} = Σ_t {g}(t)" for g in ("dWax", "dWaa", "dba")}},
+    "lstm_cell_backward": {
+        "z": "z = [a_prev; xt]", "tanh_c": "tanh(c_next)",
+        "dc": "dc = dc_next + ot ⊙ (1 − tanh²(c_next)) ⊙ da_next",
+        "dot": "δo = dot = da_next ⊙ tanh(c_next) ⊙ ot (1 − ot)",
+        "dcct": "δc̃ = dcct = dc ⊙ it ⊙ (1 − cct²)",
+        "dit": "δi = dit = dc ⊙ cct ⊙ it (1 − it)",
+        "dft": "δf = dft = dc ⊙ c_prev ⊙ ft (1 − ft)",
+        **{f"dW{g}": f"dW{g} = d{g}t zᵀ".replace("dct", "dcct") for g in "fico"},
+        **{f"db{g}": f"db{g} = Σ_batch d{g}t  (n_a, 1)".replace("dct", "dcct") for g in "fico"},
+        "da_prev": "da_prev = Wf[:, :n_a]ᵀ dft + Wi[:, :n_a]ᵀ dit + Wc[:, :n_a]ᵀ dcct + Wo[:, :n_a]ᵀ dot",
+        "dxt": "dxt = Wf[:, n_a:]ᵀ dft + Wi[:, n_a:]ᵀ dit + Wc[:, n_a:]ᵀ dcct + Wo[:, n_a:]ᵀ dot",
+        "dc_prev": "dc_prev = dc ⊙ ft"},
+    "lstm_backward": {**_BACKWARD_LOOP, "dc_prevt": "dc_prevt = dc_prev(t+1), zeros at t = T_x − 1",
+                      **{g: f"{g} = Σ_t {g}(t)" for g in LSTM_GRADS}},
+}
+EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {}), "equations": EQUATIONS[e.name]})
+                  for e in EXERCISES)
 BY_NAME = {e.name: e for e in EXERCISES}
 
 _LSTM_PARAMS = ("Wf", "bf", "Wi", "bi", "Wc", "bc", "Wo", "bo")

@@ -8,6 +8,9 @@ the file must come out byte-identical on any machine. The checks compare with a 
 tolerance of 1e-5, far above what the rounding changes.
 Rule (authoring/): runs in the course staff's process, never on a learner's code.
 """
+import ast
+import copy
+import inspect
 import itertools
 import json
 
@@ -54,16 +57,119 @@ def known_mistakes(assignment, name, public):
     return found
 
 
+class Parts(ast.NodeTransformer):
+    """Reads back every sub-expression of what the reference assigns (``probed``'s
+    ``parts``): a learner who splits an equation over two lines computes one of them."""
+
+    owner = ""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def visit(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript)) \
+                or (isinstance(node, ast.Attribute) and node.attr == "T"):
+            self.count += 1
+            probe = ast.Call(ast.Name(PROBE, ast.Load()),
+                             [ast.Constant(node.lineno), ast.Constant(f"{self.owner}#{self.count}"), node], [])
+            return ast.copy_location(probe, node)
+        return node
+
+
+PROBE = "__probe__"
+
+
+def _base(label):
+    """The quantity a probe's label is of: dc#3 -> dc, a[:, :, t] -> a, grads['dWf'] -> dWf."""
+    label = label.split("#")[0]
+    keyed = label.split("[")
+    if len(keyed) > 1 and keyed[1][:1] in "'\"":
+        return keyed[1].strip("'\"]")
+    return keyed[0]
+
+
+def _names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def dependencies(assignment, name):
+    """For each output of the reference ``name`` (and each field of a cache it returns): the
+    quantities (the names it assigns) it is computed from; and those quantities in order."""
+    fn = getattr(assignment.reference, name)
+    tree = ast.parse(inspect.getsource(fn)).body[0]
+    direct, order = {}, []
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, (ast.Assign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                for target in assignment.checks._probe_targets(t):
+                    q = _base(ast.unparse(target))
+                    reads = _names(stmt.value) | ({q} if not isinstance(t, ast.Name) or isinstance(stmt, ast.AugAssign)
+                                                  else set())
+                    direct.setdefault(q, set()).update(reads)
+                    if q not in order:
+                        order.append(q)
+    closure = {}
+    for q in direct:
+        seen, todo = set(), [q]
+        while todo:
+            n = todo.pop()
+            if n in seen or n not in direct:
+                continue
+            seen.add(n)
+            todo += direct[n]
+        closure[q] = seen
+    ret = next(s for s in ast.walk(tree) if isinstance(s, ast.Return)).value
+    ex = assignment.by_name[name]
+    parts = dict(zip(ex.outputs, ret.elts)) if isinstance(ret, ast.Tuple) else {}
+    if isinstance(ret, ast.Dict):
+        spread = [v for k, v in zip(ret.keys, ret.values) if k is None]   # **grads: every other output
+        parts = {ast.literal_eval(k): v for k, v in zip(ret.keys, ret.values) if k is not None}
+        parts.update({o: spread[0] for o in ex.outputs if o not in parts and spread})
+    depends = {}
+    for output, node in parts.items():
+        depends[output] = sorted(set().union(*[closure.get(n, set()) for n in _names(node)]) if _names(node) else set())
+    for field in ex.cache if "cache" in ex.outputs else ():
+        depends.setdefault(field, sorted(closure.get(field, set())))
+    equations = ex.equations
+    return depends, [q for q in order if (q in equations or q in ex.outputs) and q not in ("cache", "caches")]
+
+
+def trace(assignment, name, args):
+    """The reference's values on ``args`` (the worked example), line by line and inside its
+    expressions (float32: the checks compare with a tolerance of 1e-5), each distinct value
+    once: what the students' check follows a wrong function against (``locate``)."""
+    checks = assignment.checks
+    fn = getattr(assignment.reference, name)
+    space, probed_fn, _ = checks.probed_function(fn, parts=Parts())
+    _, seen = checks.run_probed(space, probed_fn, lambda: copy.deepcopy(args), items=True)
+    values, index, entries = [], {}, {}
+    for line, label, k, value in seen:
+        v = np.ascontiguousarray(value, dtype=np.float32)
+        key = (v.shape, v.tobytes())
+        if key not in index:
+            index[key] = len(values)
+            values.append(v)
+        entries.setdefault((line, label), []).append(index[key])
+    depends, order = dependencies(assignment, name)
+    return {"values": [checks.encode(v) for v in values],
+            "entries": [{"name": _base(label), "part": "#" in label, "values": ids}
+                        for (line, label), ids in entries.items()],
+            "depends": depends, "order": order}
+
+
 def build(assignment):
     """The whole data file, as text."""
     a, mistakes = assignment, assignment.mistakes
     data = {"functions": {e.name: a.spec(e.name) for e in a.exercises}, "cases": {}, "mistakes": {},
-            "detectors": {}, "behaviours": {}, "raises": {}}
+            "detectors": {}, "behaviours": {}, "raises": {}, "trace": {}}
     for e in a.exercises:
         public = [(label, stable(cases.inputs(a, r))) for label, r in a.public_cases(e.name)]
         public = [(label, args, stable(a.expected(e.name, args))) for label, args in public]
         data["cases"][e.name] = [{"label": label, "inputs": a.checks.encode(args), "expected": a.checks.encode(ref)}
                                  for label, args, ref in public]
+        data["trace"][e.name] = trace(a, e.name, public[0][1])
         data["mistakes"][e.name] = known_mistakes(a, e.name, [(args, ref) for _, args, ref in public])
         data["detectors"][e.name] = [{"detector": m.detector, "codes": [m.code], "feedback": [m.feedback]}
                                      for m in mistakes.for_function(e.name) if m.detector]

@@ -94,6 +94,9 @@ class Exercise:
     """Names of the fields of one step's cache, in order."""
     protocol: LoopProtocol = field(default_factory=LoopProtocol)
     """For a loop over a cell: how it must drive the cell (see student_checks.protocol)."""
+    equations: Mapping[str, str] = field(default_factory=dict)
+    """The reference's quantities (names it assigns) -> the equation as the notebook writes
+    it: the checks say which quantity a wrong line should compute, and how (student_checks.locate)."""
 
     def weight(self, output: str) -> float:
         return self.weights.get(output, 1.0)
@@ -116,6 +119,7 @@ class FunctionSpec(TypedDict):
     callees: list[str]
     cache_fields: list[str]
     protocol: LoopProtocol
+    equations: dict[str, str]
 
 
 HiddenCase: TypeAlias = tuple[str, tuple[object, ...], set[str]]
@@ -251,7 +255,7 @@ class Assignment(abc.ABC):
         ex = self.by_name[name]
         return {"name": name, "args": list(ex.args), "outputs": list(ex.outputs),
                 "returns_dict": ex.returns_dict, "callees": list(ex.callees),
-                "cache_fields": list(ex.cache), "protocol": ex.protocol}
+                "cache_fields": list(ex.cache), "protocol": ex.protocol, "equations": dict(ex.equations)}
 
     def expected(self, name: str, args: Sequence[object]) -> object:
         return self.mistakes.run(getattr(self.reference, name), args)
