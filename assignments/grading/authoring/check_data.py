@@ -95,7 +95,8 @@ def _names(node):
 
 def dependencies(assignment, name):
     """For each output of the reference ``name`` (and each field of a cache it returns): the
-    quantities (the names it assigns) it is computed from; and those quantities in order."""
+    quantities (the names it assigns) it is computed from; the quantities in order; and for
+    each, the quantities it is computed from."""
     fn = getattr(assignment.reference, name)
     tree = ast.parse(inspect.getsource(fn)).body[0]
     direct, order = {}, []
@@ -133,7 +134,8 @@ def dependencies(assignment, name):
     for field in ex.cache if "cache" in ex.outputs else ():
         depends.setdefault(field, sorted(closure.get(field, set())))
     equations = ex.equations
-    return depends, [q for q in order if (q in equations or q in ex.outputs) and q not in ("cache", "caches")]
+    order = [q for q in order if (q in equations or q in ex.outputs) and q not in ("cache", "caches")]
+    return depends, order, {q: sorted(closure[q] - {q}) for q in order}
 
 
 def trace(assignment, name, args):
@@ -152,11 +154,27 @@ def trace(assignment, name, args):
             index[key] = len(values)
             values.append(v)
         entries.setdefault((line, label), []).append(index[key])
-    depends, order = dependencies(assignment, name)
+    depends, order, inputs_of = dependencies(assignment, name)
     return {"values": [checks.encode(v) for v in values],
             "entries": [{"name": _base(label), "part": "#" in label, "values": ids}
                         for (line, label), ids in entries.items()],
-            "depends": depends, "order": order}
+            "depends": depends, "order": order, "inputs_of": inputs_of}
+
+
+def public_cases(a, name):
+    """The public cases of ``name`` as [(label, inputs, the reference's outputs)], rounded."""
+    public = [(label, stable(cases.inputs(a, r))) for label, r in a.public_cases(name)]
+    return [(label, args, stable(a.expected(name, args))) for label, args in public]
+
+
+def examined(a, name):
+    """What the grader sends a wrong function's kernel (shipped/repair.py's ``examine``):
+    the function's spec, the reference's trace on the worked example and the public cases,
+    all of it what the students' check already ships (no hidden case, no code)."""
+    public = public_cases(a, name)
+    return {"spec": a.spec(name), "trace": trace(a, name, public[0][1]),
+            "public": [{"label": label, "inputs": a.checks.encode(args), "expected": a.checks.encode(ref)}
+                       for label, args, ref in public]}
 
 
 def build(assignment):
@@ -165,8 +183,7 @@ def build(assignment):
     data = {"functions": {e.name: a.spec(e.name) for e in a.exercises}, "cases": {}, "mistakes": {},
             "detectors": {}, "behaviours": {}, "raises": {}, "trace": {}}
     for e in a.exercises:
-        public = [(label, stable(cases.inputs(a, r))) for label, r in a.public_cases(e.name)]
-        public = [(label, args, stable(a.expected(e.name, args))) for label, args in public]
+        public = public_cases(a, e.name)
         data["cases"][e.name] = [{"label": label, "inputs": a.checks.encode(args), "expected": a.checks.encode(ref)}
                                  for label, args, ref in public]
         data["trace"][e.name] = trace(a, e.name, public[0][1])

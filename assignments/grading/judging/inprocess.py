@@ -27,14 +27,33 @@ def caller(assignment, functions):
     """A ``call(name, cases, callees)`` for the Judge that runs ``functions[name]`` here."""
     ns = kernel_namespace(assignment)
 
-    def call(name, cases, callees):
+    def call(name, cases, callees, candidate=None):
         req = judge.request(assignment, name, cases, callees)
+        space = functions
+        if candidate:   # a repair: defined over a copy of the notebook's names, as the harness does
+            space = dict(functions)
+            exec(compile(candidate, f"<repair of {name}>", "exec"), space)
         return [read_reply(assignment, json.loads(json.dumps(reply)))
-                for reply in ns["call"](functions, json.loads(json.dumps(req)))]
+                for reply in ns["call"](space, json.loads(json.dumps(req)))]
     return call
 
 
-def judge_all(assignment, functions, names=None, lang="en"):
+def examiner(assignment, functions):
+    """An ``examine(name, job)`` for the Judge that runs repair.py's ``examine`` here."""
+    ns = kernel_namespace(assignment)
+
+    def examine(name, job):
+        fn = functions.get(name)
+        if not callable(fn):
+            return []
+        job = json.loads(json.dumps(job))
+        return [json.loads(json.dumps(ns["examine"](job["spec"], job["trace"], job["public"], fn)))]
+    return examine
+
+
+def judge_all(assignment, functions, names=None, lang="en", examine=False, show="quantity"):
+    """Verdicts for ``names`` (every exercise by default); ``examine``: locate and mend the wrong ones."""
     j = Judge(assignment, lang)
-    return {n: j.judge(n, caller(assignment, functions))
+    j.show = show
+    return {n: j.judge(n, caller(assignment, functions), examine=examiner(assignment, functions) if examine else None)
             for n in (names or [e.name for e in assignment.exercises])}

@@ -29,6 +29,14 @@ Reply: TypeAlias = tuple[str, Any, dict[str, Any]]
 Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Iterable[Reply]]
 """``call(name, [args, ...], callees)``: runs the learner's function on the hidden cases."""
 
+Examine: TypeAlias = Callable[[str, dict[str, Any]], list[Any]]
+"""``examine(name, job)``: one job for the harness in the learner's kernel (shipped/repair.py's
+``examine``: where a wrong function first goes wrong, and edits that mend it); its replies."""
+
+REPAIR_SHOWS = ("line", "quantity", "edit")
+"""What a learner's feedback says of a located mistake (``Judge.show``): the line; the line and
+the quantity it should compute (with its equation); or also the edit that mends it."""
+REPAIRS_TRIED = 3      # candidate edits run on the hidden cases, at most, per wrong function
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 # Steps the search for a function's catalogued mistakes may take: a step is one variant (or
 # pair) of the catalog tried on every hidden case. Counted, not timed, so that a cut search
@@ -160,6 +168,13 @@ class Verdict:
     diagnosis_cut: bool = False
     """The search for catalogued mistakes stopped at ``Judge.budget``: the codes
     found by then are kept (the score never depends on them)."""
+    location: dict[str, Any] | None = None
+    """Where the function first computes a wrong value on the public worked example
+    (student_checks.locate: "quantity", "lineno", "line", "text"...), or None."""
+    repair: dict[str, Any] | None = None
+    """A small edit of the learner's own function that passes every hidden case: "line",
+    "before", "after" (the statement), "diff" (a unified diff). For the staff; the learner
+    sees it only when ``Judge.show`` is "edit". None when none was found."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -245,6 +260,9 @@ class Judge:
         self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
         self.budget = StepBudget(DIAGNOSIS_BUDGET)
         """The steps that naming one function's mistakes may take."""
+        self.show = "quantity"
+        """What the learner's feedback says of a located mistake (REPAIR_SHOWS)."""
+        self._examined: dict[str, dict[str, Any]] = {}
 
     def cases(self, name: str) -> list[HiddenCase]:
         if name not in self._cases:
@@ -283,7 +301,8 @@ class Judge:
                     cache[key] = None
         return cache[key]
 
-    def judge(self, name: str, call: Call, diagnose: bool = True, lang: str | None = None) -> Verdict:
+    def judge(self, name: str, call: Call, diagnose: bool = True, lang: str | None = None,
+              examine: Examine | None = None) -> Verdict:
         """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
         cases at once and returns (status, outputs or message, observations) per case; it may
         return fewer, when the function is missing, not written or stopped by a fault. Its words
@@ -296,11 +315,16 @@ class Judge:
         cases = self.cases(name)
         previous = self.a.checks.use_messages(messages.catalog(lang or self.lang))
         try:
-            return self._judge(ex, spec, total, cases, call, diagnose)
+            v, outcomes = self._judge(ex, spec, total, cases, call, diagnose)
+            if examine is not None and diagnose and not v.passed and v.outcome == "judged":
+                self._locate_and_mend(ex, v, outcomes, call, examine)
+                v.feedback = self._feedback(ex, v, outcomes)
+            return v
         finally:
             self.a.checks.use_messages(previous)
 
-    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call, diagnose: bool) -> Verdict:
+    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call,
+               diagnose: bool) -> tuple[Verdict, list[Outcome]]:
         name = ex.name
         outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
@@ -314,7 +338,36 @@ class Judge:
             outcomes.append(o)
             if status in ("missing", "not_implemented", "fault"):
                 break   # the same on every case; a function that hung or crashed is not run again
-        return self._verdict(ex, outcomes, len(cases), diagnose)
+        return self._verdict(ex, outcomes, len(cases), diagnose), outcomes
+
+    # --- where it goes wrong, and an edit that mends it ------------------------------------------
+
+    def _locate_and_mend(self, ex: Exercise, v: Verdict, outcomes: list[Outcome], call: Call,
+                         examine: Examine) -> None:
+        """Ask the learner's kernel where the function first goes wrong on the public worked
+        example and for edits that mend it there (repair.py), then run each edit on the
+        hidden cases here: the first that passes them all is the repair."""
+        if ex.name not in self._examined:
+            from ..authoring.check_data import examined
+            self._examined[ex.name] = {"op": "examine", **examined(self.a, ex.name)}
+        job = self._examined[ex.name]
+        replies = examine(ex.name, job)
+        reply = replies[0] if replies and isinstance(replies[0], dict) else {}
+        v.location = read_location(job["spec"], job["trace"], reply.get("found"))
+        cases = self.cases(ex.name)
+        candidates = reply.get("repairs") if isinstance(reply.get("repairs"), list) else []
+        for r in candidates[:REPAIRS_TRIED]:
+            if not (isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("source", "before", "after"))
+                    and isinstance(r.get("line"), int) and len(r["source"]) < 100_000):
+                continue
+            results = list(call(ex.name, [c[1] for c in cases], ex.callees, candidate=r["source"]))  # type: ignore[call-arg]
+            if len(results) == len(cases) and all(
+                    status == "ok" and not self.a.checks.compare(self.a.spec(ex.name), value, self.expected(ex.name, i),
+                                                                 show_values=False)[1]
+                    for i, (status, value, _) in enumerate(results)):
+                v.repair = {"line": r["line"], "before": r["before"][:500], "after": r["after"][:500],
+                            "diff": f"@@ line {r['line']} @@\n- {r['before'][:500]}\n+ {r['after'][:500]}\n"}
+                return
 
     def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int, diagnose: bool = True) -> Verdict:
         passed_cases = sum(o.right for o in outcomes)
@@ -442,6 +495,16 @@ class Judge:
 
     # --- words ------------------------------------------------------------------------------
 
+    def _where(self, ex, v):
+        """The located mistake in the learner's words, as much as ``show`` allows."""
+        words = self.a.checks.where_words(self.a.spec(ex.name), v.location)
+        if self.show == "line" and v.location.get("lineno") is not None:
+            words = words[:1]
+        if self.show == "edit" and v.repair:
+            words.append(self.a.checks.tr("A change that makes it pass every hidden case: line {line}, `{before}` → "
+                                          "`{after}`", **{k: v.repair[k] for k in ("line", "before", "after")}))
+        return words
+
     def _feedback(self, ex, v, outcomes):
         tr, ntr = self.a.checks.tr, self.a.checks.ntr
         if v.passed:
@@ -464,6 +527,8 @@ class Judge:
         elif not v.diagnoses:
             lines.append(tr("On {case}:", case=label))
             lines += [f"  - {p}" for p in first.problems[:6]]
+            if v.location:
+                lines += self._where(ex, v)
             loop = self.a.checks.unexplained(self.findings(ex.name, outcomes))
             if loop:
                 lines.append(tr("How the loop drives its cell:"))
@@ -477,6 +542,26 @@ class Judge:
         lines += [tr(h) for h in case_hints(self.a.case_hints, [o for o in outcomes if o.right], failing,
                                             complete=len(outcomes) == v.cases)]
         return "\n".join(lines)
+
+
+def read_location(spec: Mapping[str, Any], trace: Mapping[str, Any], found: Any) -> dict[str, Any] | None:
+    """``locate``'s finding as the kernel sent it, kept only if every field is what it should
+    be (it comes from the learner's process): names the trace knows, a line number, short text."""
+    if not isinstance(found, dict):
+        return None
+    names = {e["name"] for e in trace["entries"]} | set(trace["order"])
+    outputs = set(trace["depends"]) | set(spec["outputs"])
+    q, lineno = found.get("quantity"), found.get("lineno")
+    ok = ((q is None or q in names) and (lineno is None or (type(lineno) is int and 0 < lineno < 10_000))
+          and all(isinstance(found.get(k), list) and all(isinstance(x, str) and x in outputs | names
+                                                        for x in found[k])
+                  for k in ("mends", "left", "right", "known", "suspects"))
+          and isinstance(found.get("part"), bool) and (lineno is None or isinstance(found.get("text"), str))
+          and (found.get("line") is None or type(found.get("line")) is int))
+    if not ok or (q is None and lineno is None and not found["right"]):
+        return None
+    return {"quantity": q, "lineno": lineno, "line": found.get("line"), "text": (found.get("text") or "")[:300] or None,
+            "part": found["part"], **{k: list(found[k])[:40] for k in ("mends", "left", "right", "known", "suspects")}}
 
 
 def case_hints(hints: dict[str, tuple[str, str]], right: list[Outcome], wrong: list[Outcome],

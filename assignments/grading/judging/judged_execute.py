@@ -5,6 +5,7 @@ Rule (judging/): what comes back from the kernel is data to check; expected outp
 leave the grading process."""
 import asyncio
 import functools
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,7 +14,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Float, Integer, Unicode, default
+from traitlets import Bool, Enum, Float, Integer, Unicode, default
+from traitlets.config import Configurable
 
 from ..contract import messages
 from ..contract.assignment import load as load_assignment
@@ -55,6 +57,20 @@ def prepared(assignment):
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
         stash[stash_key(text)] = {"text": text, "json": True, "decode": stash_key(source)}
     return judge, source, stash
+
+
+class Repair(Configurable):
+    """Where a wrong function first goes wrong, and a small edit of the learner's own code that
+    mends it (shipped/repair.py, inside the learner's sandboxed kernel; verified here on every
+    hidden case). Only wrong functions pay for it; the score never depends on it."""
+
+    search = Bool(True, help="Locate and search for a repair for every wrong function (about 0.2 to "
+                             "1.5 s of the learner's kernel each).").tag(config=True)
+    show = Enum(["line", "quantity", "edit"], default_value="quantity",
+                help="What the learner's feedback says: 'line' (the line where the first wrong value is "
+                     "computed), 'quantity' (and the quantity it should compute, with its equation), or "
+                     "'edit' (and the edit that mends it). The staff always see the repair: report.json and "
+                     "the verdict's metadata.").tag(config=True)
 
 
 class JudgedExecute(ServedCells, HarnessKernel, Execute):
@@ -205,7 +221,9 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         return name if name in self._assignment.by_name else None
 
     def _judge_cell(self, name, index):
-        verdict = self._judge.judge(name, self._call, lang=self._lang)
+        repair = Repair(parent=self)
+        self._judge.show = repair.show
+        verdict = self._judge.judge(name, self._call, lang=self._lang, examine=self._examine if repair.search else None)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             verdict.feedback = self._why_missing(name) or verdict.feedback
         cell = self.nb.cells[index]
@@ -228,7 +246,15 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         finally:
             checks.use_messages(previous)
 
-    def _call(self, name, cases, callees):
+    def _examine(self, name, job):
+        """One "examine" job (repair.py) in the learner's kernel: its replies, or [] when it
+        did not answer in time (the verdict then says nothing of where)."""
+        if time.monotonic() > self._deadline:
+            return []
+        replies, fault = self._ask(job, name, "while its mistake was located")
+        return [] if fault else replies
+
+    def _call(self, name, cases, callees, candidate=None):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
         them all): one (status, outputs or message, observations) per case answered, then a
         fault for the case that hung or killed the kernel, if one did."""
@@ -238,6 +264,8 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
         text, callees_text = self._judge.request_text(name, callees)
         key = self._stashed(text)
+        if candidate is not None:   # a repair to run in place of the learner's function
+            callees_text = json.dumps({**json.loads(callees_text), "candidate": candidate})
         job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
         kernel = self._kernels
         replies, fault = self._ask(job, name, "while called on a hidden case")

@@ -11,11 +11,13 @@ Rule (shipped/): the standard library and numpy only; it leaves the grading proc
 import contextlib
 import io
 import json
+import os
 import warnings
 from itertools import repeat
 from operator import is_ as _is
 
 try:   # in the kernel there is no package: the check module's names are already defined
+    from .repair import examine
     from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, student_line
 except ImportError:
     pass
@@ -35,9 +37,12 @@ _sys = None                # the sys module, taken at set-up
 
 def kernel_source(assignment):
     """The text run in each kernel (or once in the zygote that forks it): the students' check
-    module, then this module, then ``_own_modules()``."""
-    with open(assignment.checks_file, encoding="utf-8") as f, open(__file__, encoding="utf-8") as g:
-        return f.read() + "\n\n" + g.read() + "\n_own_modules()\n"
+    module, then repair.py, then this module, then ``_own_modules()``."""
+    texts = []
+    for path in (assignment.checks_file, os.path.join(os.path.dirname(__file__), "repair.py"), __file__):
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read())
+    return "\n\n".join(texts) + "\n_own_modules()\n"
 
 
 def _own_modules():
@@ -46,7 +51,8 @@ def _own_modules():
     its own. Run at the end of the text, in its namespace (never on import)."""
     import types
     space = globals()
-    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re"):
+    for name in ("np", "json", "base64", "contextlib", "io", "warnings", "traceback", "os", "dis", "types", "re", "ast",
+                 "copy", "inspect", "textwrap", "time"):
         if isinstance(space.get(name), types.ModuleType):
             space[name] = types.SimpleNamespace(**vars(space[name]))
 
@@ -167,10 +173,25 @@ def answers(job):
         for index in sorted(_recorded):
             yield {"case": index, "calls": encode_calls(_recorded[index])}
         return
+    if job.get("op") == "examine":   # a wrong function: where, and a small edit that mends it (repair.py)
+        fn = _shell.user_ns.get(job["spec"]["name"])
+        if callable(fn):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield {**examine(job["spec"], job["trace"], job["public"], fn), "case": 0}
+        heal()
+        return
     stashed = _stash.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text
     request = dict(stashed) if isinstance(stashed, dict) else json.loads(stashed if stashed is not None else job["request"])
     request.update(json.loads(job.get("extra", "{}")))
-    for index, result in enumerate(call(_shell.user_ns, request)):
+    namespace = _shell.user_ns
+    if request.get("candidate"):   # a repair, run on the hidden cases in a copy of the notebook's names
+        namespace = dict(namespace)
+        try:
+            exec(compile(request["candidate"], f"<repair of {request['name']}>", "exec"), namespace)
+        except Exception:
+            pass
+    for index, result in enumerate(call(namespace, request)):
         result["case"] = index
         heal()
         yield result

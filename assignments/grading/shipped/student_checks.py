@@ -1118,7 +1118,7 @@ def _probe_targets(target):
         base = target.value
         while isinstance(base, ast.Subscript):
             base = base.value
-        return [base] if isinstance(base, ast.Name) else []   # a[:, :, t] = ...: the whole array
+        return [ast.Starred(base)] if isinstance(base, ast.Name) else []   # a[:, :, t] = ...: the array, in place
     return []
 
 
@@ -1148,8 +1148,9 @@ def probed(statements, parts=None):
         out.append(stmt)
         for target in _assigned(stmt):
             for p in _probe_targets(target):
-                text = ast.unparse(p)
-                probe = ast.parse(f"{text} = {PROBE}({stmt.lineno}, {text!r}, {text})").body[0]
+                in_place = isinstance(p, ast.Starred)   # the array another name may share: written, not rebound
+                text = ast.unparse(p.value if in_place else p)
+                probe = ast.parse(f"{text} = {PROBE}({stmt.lineno}, {text!r}, {text}, {in_place})").body[0]
                 for node in ast.walk(probe):
                     node.lineno = node.end_lineno = stmt.lineno
                     node.col_offset = node.end_col_offset = 0
@@ -1197,13 +1198,16 @@ def run_probed(space, fn, arguments, replace=None, items=False):
     that line computed."""
     seen, counts = [], {}
 
-    def probe(line, label, value):
+    def probe(line, label, value, in_place=False):
         k = counts.get((line, label), 0)
         counts[(line, label)] = k + 1
         if replace is not None:
             new = replace.get((line, label), {}).get(k)
             if new is not None and isinstance(value, np.ndarray) and new.shape == value.shape:
-                return new.copy()
+                if in_place and value.flags.writeable:
+                    value[...] = new
+                    return value
+                return new.astype(value.dtype if value.dtype.kind == "f" else float)
         elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
             seen.append((line, label, k, value.copy()))
         elif items and isinstance(value, dict):
@@ -1350,14 +1354,21 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
     space, fn, lines = made
     values, entries = _trace(trace)
     known = _Known(values, arguments())
-    first = {}
-    for line, label, k, value in seen:
+    first, seen_at = {}, {}
+    for at, (line, label, k, value) in enumerate(seen):
+        seen_at.setdefault((line, label), at)
         if (line, label) not in first and value not in known:
             first[(line, label)] = (k, value.shape)
+    for line, label, k, value in seen:   # a value the reference computes, but not as the quantity named alike
+        alike = [e for e in entries if e["name"] == label and not e["part"] and len(e["arrays"]) > k]
+        if (line, label) not in first and alike and value.shape == alike[0]["arrays"][k].shape \
+                and not _all_close(value, alike[0]["arrays"][k]):
+            first[(line, label)] = (k, value.shape, alike[:1])
+    first = dict(sorted(first.items(), key=lambda item: seen_at[item[0]]))
     tries = 0
-    for (line, label), (k0, shape) in first.items():
+    for (line, label), (k0, shape, *named) in first.items():
         best = None
-        for order, e in enumerate(entries):
+        for order, e in enumerate(named[0] if named else entries):
             if len(e["arrays"]) <= k0 or e["arrays"][k0].shape != shape or tries >= LOCATE_TRIES:
                 continue
             tries += 1
@@ -1370,6 +1381,8 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
                 best = (rank, e, left)
         if best is not None:
             _, e, left = best
+            if set(left) & set(trace["inputs_of"].get(e["name"], ())):
+                return None   # what the line reads is wrong too: it is not where the first wrong value is
             text = lines[line - 1].strip() if line <= len(lines) else ""
             return {"quantity": e["name"], "lineno": line, "text": text, "part": e["part"],
                     "mends": sorted(wrong - left), "left": sorted(left)}
