@@ -12,13 +12,18 @@ another language ships ``check_messages.mo`` beside it, the course's message cat
 for that language (standard gettext): every sentence here is a template looked up in it.
 Rule (shipped/): the standard library and numpy only, so that it runs wherever the notebook runs.
 """
+import ast
 import base64
+import contextlib
 import dis
 import gettext
+import inspect
+import io
 import json
 import os
 import re
 import sys
+import textwrap
 import traceback
 import types
 
@@ -638,6 +643,11 @@ def _wrong(name, fn, data, failed, outputs, findings, callee):
     if known:
         lines.append(tr("This looks like a mistake many learners make:"))
         lines += [f"  [{code}] {tr(text)}" for code, text in known.items()]
+    elif not callee:
+        try:
+            lines += where_words(data["functions"][name], locate(name, fn))
+        except Exception:   # code shaped in a way the probes did not foresee: say nothing of it
+            pass
     most = 4 if known else 8
     lines.append(tr("What differs, on {case}:", case=case_label(case["label"])))
     lines += [f"  - {p}" for p in problems[:most]]
@@ -1077,6 +1087,308 @@ def unexplained(findings, explained_aspects=()):
             if label != "ok" and aspect not in explained_aspects and detail and detail not in lines:
                 lines.append(detail)
     return lines
+
+
+# --- Where the first wrong value is computed -----------------------------------------------
+#
+# For a wrong function whose mistake the catalog does not name. Its own code runs again on
+# the worked example with a probe after every statement that assigns a value (``probed``),
+# and each value is compared with the values the reference computes on the same inputs
+# (check_data.json's "trace": numbers, no code). A line whose value is none of them, and whose
+# value replaced by one of them makes wrong outputs right and no right output wrong, is where
+# the first wrong value is computed; the value that mends it names the quantity the line
+# should compute. Where no line can be followed (one long expression, a stacked layout whose
+# blocks are never assigned), the pattern of right and wrong outputs says what is known.
+
+PROBE = "__probe__"
+LOCATE_TRIES = 300     # re-runs of the learner's function, at most, to follow it
+
+
+def _probe_targets(target):
+    """The expressions to read back after an assignment to ``target``."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [p for t in target.elts for p in _probe_targets(t)]
+    if isinstance(target, ast.Starred):
+        return _probe_targets(target.value)
+    if isinstance(target, ast.Subscript):
+        if isinstance(target.slice, ast.Constant) and isinstance(target.value, ast.Name):
+            return [target]          # grads["dWax"] += ...: that item
+        base = target.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        return [ast.Starred(base)] if isinstance(base, ast.Name) else []   # a[:, :, t] = ...: the array, in place
+    return []
+
+
+def _assigned(stmt):
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+        return [stmt.target]
+    return []
+
+
+def probed(statements, parts=None):
+    """``statements`` with ``x = __probe__(line, "x", x)`` after each one that assigns x
+    (in loops and branches too). ``parts``, an ast.NodeTransformer, may rewrite what is
+    assigned (the course's build uses it to see inside the reference's expressions)."""
+    out = []
+    for stmt in statements:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                setattr(stmt, field, probed(inner, parts))
+        for handler in getattr(stmt, "handlers", ()):
+            handler.body = probed(handler.body, parts)
+        if parts is not None and _assigned(stmt) and not isinstance(_assigned(stmt)[0], (ast.Tuple, ast.List)):
+            parts.owner = ast.unparse(_assigned(stmt)[0])
+            stmt.value = parts.visit(stmt.value)
+        out.append(stmt)
+        for target in _assigned(stmt):
+            for p in _probe_targets(target):
+                in_place = isinstance(p, ast.Starred)   # the array another name may share: written, not rebound
+                text = ast.unparse(p.value if in_place else p)
+                probe = ast.parse(f"{text} = {PROBE}({stmt.lineno}, {text!r}, {text}, {in_place})").body[0]
+                for node in ast.walk(probe):
+                    node.lineno = node.end_lineno = stmt.lineno
+                    node.col_offset = node.end_col_offset = 0
+                out.append(probe)
+    return out
+
+
+def probed_function(fn, parts=None):
+    """(a copy of ``fn`` compiled from its source with probes, its source's lines), or None
+    when its source cannot be read. The copy reads the same globals as ``fn``; it looks up
+    ``__probe__`` among them, in a dict of its own."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(source)
+    except Exception:
+        return None
+    defs = [d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__]
+    if not defs:
+        return None
+    d = defs[0]
+    d.decorator_list = []
+    d.body = probed(d.body, parts)
+    space = dict(getattr(fn, "__globals__", {}))
+    try:
+        module = ast.fix_missing_locations(ast.Module(body=[d], type_ignores=[]))
+        exec(compile(module, f"<probed {fn.__name__}>", "exec"), space)
+    except Exception:
+        return None
+    return space, space[fn.__name__], source.splitlines()
+
+
+def _arrays(x):
+    """The float arrays in a value: itself, or a dict's items (one level)."""
+    if isinstance(x, np.ndarray):
+        return [("", x)] if x.dtype.kind == "f" else []
+    if isinstance(x, dict):
+        return [(f"[{k!r}]", v) for k, v in x.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    return []
+
+
+def run_probed(space, fn, arguments, replace=None, items=False):
+    """Run a probed copy: returns (what it returned or None if it raised, the values it
+    assigned as [(line, label, execution, array)]; with ``items``, a dict's arrays too, as
+    label['key']). ``replace`` maps (line, label) to {execution: value} put in place of what
+    that line computed."""
+    seen, counts = [], {}
+
+    def probe(line, label, value, in_place=False):
+        k = counts.get((line, label), 0)
+        counts[(line, label)] = k + 1
+        if replace is not None:
+            new = replace.get((line, label), {}).get(k)
+            if new is not None and isinstance(value, np.ndarray) and new.shape == value.shape:
+                if in_place and value.flags.writeable:
+                    value[...] = new
+                    return value
+                return new.astype(value.dtype if value.dtype.kind == "f" else float)
+        elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            seen.append((line, label, k, value.copy()))
+        elif items and isinstance(value, dict):
+            seen.extend((line, label + key, k, a.copy()) for key, a in _arrays(value))
+        return value
+
+    space[PROBE] = probe
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), np.errstate(all="ignore"):
+            got = fn(*arguments())
+    except Exception:
+        got = None
+    return got, seen
+
+
+class _Known:
+    """The reference's values on the worked example, by shape, to ask whether a value is one."""
+
+    def __init__(self, values, inputs):
+        by_shape = {}
+        for v in list(values) + [a for _, a in leaves(inputs) if a.dtype.kind == "f"]:
+            by_shape.setdefault(v.shape, []).append(v.ravel())
+            if v.ndim == 2:
+                by_shape.setdefault(v.T.shape, []).append(v.T.ravel())
+        self.by_shape = {s: np.array(vs, dtype=float) for s, vs in by_shape.items()}
+
+    def __contains__(self, value):
+        m = self.by_shape.get(value.shape)
+        if m is None or not np.all(np.isfinite(value)):
+            return False
+        v = value.ravel().astype(float)
+        return bool(np.any(np.all(np.abs(m - v) <= ATOL * 10 + RTOL * np.abs(m), axis=1)))
+
+
+def _trace(trace):
+    """check_data.json's trace of one function, decoded: (values, entries)."""
+    values = [decode(v) for v in trace["values"]]
+    return values, [dict(e, arrays=[values[i] for i in e["values"]]) for e in trace["entries"]]
+
+
+def _wrong_outputs(spec, got, expected):
+    """The outputs (and the cache's fields, one by one) that differ from the expected ones."""
+    if got is None:
+        return None
+    _, wrong = compare(spec, got, expected, show_values=False)
+    fields = spec.get("cache_fields") or []
+    if "cache" in wrong and not spec["returns_dict"] and isinstance(got, (tuple, list)) \
+            and len(got) == len(spec["outputs"]):
+        mine, right = got[spec["outputs"].index("cache")], expected[spec["outputs"].index("cache")]
+        if isinstance(mine, (tuple, list)) and len(mine) == len(fields):
+            wrong.discard("cache")
+            wrong |= {f for f, a, b in zip(fields, mine, right) if not _same(a, b)}
+    return wrong
+
+
+def locate(name, fn, namespace=None):
+    """Where ``fn`` (the learner's ``name``) first computes a wrong value on the worked
+    example, as a dict: "quantity" (the reference's name for what the line should compute,
+    or None), "lineno" (the line in the function's own source, its def being 1, or None),
+    "line" (that line in the learner's cell), "text", "part" (the line computes a part of
+    the quantity), "mends" (the outputs the right value there makes right), "right" (the
+    outputs that are right), "known" (quantities proven right). None when it is right there."""
+    data = _load()
+    return locate_in(data["functions"][name], data.get("trace", {}).get(name), data["cases"][name][0], fn)
+
+
+def locate_in(spec, trace, case, fn):
+    """``locate`` with its data given (the grader's kernel has no check_data.json)."""
+    if not trace:
+        return None
+    expected = decode(case["expected"])
+
+    def arguments():
+        return decode(case["inputs"])
+
+    made = probed_function(fn)
+    got, seen = run_probed(*made[:2], arguments) if made else (None, [])
+    if made is None or got is None:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
+                got = fn(*arguments())
+        except Exception:
+            return None
+    wrong = _wrong_outputs(spec, got, expected)
+    if not wrong:
+        return None
+    found = {"quantity": None, "lineno": None, "line": None, "text": None, "part": False, "mends": [], "left": [],
+             **_outputs_known(spec, trace, wrong)}
+    if made is not None:
+        found.update(_first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments) or {})
+    if found["lineno"] is None and len(found["suspects"]) == 1:
+        found["quantity"] = found["suspects"][0]
+    if found["lineno"] is not None:
+        found["line"] = fn.__code__.co_firstlineno + found["lineno"] - 1   # in the learner's cell
+    return found
+
+
+def where_words(spec, found):
+    """``locate``'s finding in words: the line and what it should compute, or what the right
+    outputs prove; nothing when the evidence singles out no place."""
+    if not found:
+        return []
+    equations = spec.get("equations", {})
+    q = found["quantity"]
+    equation = equations.get(q, q or "")
+    if found["lineno"] is not None:
+        lines = [tr("Where the first wrong value is computed, on the worked example: line {line}, `{code}`.",
+                    line=found["line"], code=found["text"]),
+                 "  " + (tr("That line should compute a part of {quantity}: {equation}", quantity=q, equation=equation)
+                         if found["part"] else
+                         tr("That line should compute {quantity}: {equation}", quantity=q, equation=equation))]
+        outputs = [o for o in spec["outputs"] if o in found["mends"]]
+        if outputs:
+            lines.append("  " + (tr("With the right value there, every wrong output comes out right.")
+                                 if not found.get("left") else
+                                 tr("With the right value there, {outputs} come out right.",
+                                    outputs=_join(outputs))))
+        return lines
+    if not found["right"] or not found["known"]:
+        return []
+    lines = [tr("{outputs} are right, so what they are computed from is right too: {quantities}.",
+                outputs=_join(found["right"]), quantities=_join(found["known"][:8]))]
+    if q is not None:
+        lines.append("  " + tr("Every wrong output depends on {quantity}, and no right one does: look at how you "
+                               "compute {quantity}: {equation}", quantity=q, equation=equation))
+    return lines
+
+
+def _outputs_known(spec, trace, wrong):
+    """What the pattern of right and wrong outputs proves: the quantities that feed a right
+    output are right; a quantity every wrong output depends on, and no right one, is a suspect."""
+    depends = trace["depends"]
+    outputs = [o for o in depends if o not in ("cache", "caches")]
+    right = [o for o in outputs if o not in wrong and depends[o]]
+    proven = {q for o in right for q in depends[o]}
+    wrong_known = [o for o in wrong if o in depends]
+    suspects = [q for q in trace["order"] if q not in proven and wrong_known
+                and all(q in depends[o] for o in wrong_known)]
+    return {"right": right, "known": [q for q in trace["order"] if q in proven], "suspects": suspects}
+
+
+def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments):
+    space, fn, lines = made
+    values, entries = _trace(trace)
+    known = _Known(values, arguments())
+    first, seen_at = {}, {}
+    for at, (line, label, k, value) in enumerate(seen):
+        seen_at.setdefault((line, label), at)
+        if (line, label) not in first and value not in known:
+            first[(line, label)] = (k, value.shape)
+    for line, label, k, value in seen:   # a value the reference computes, but not as the quantity named alike
+        alike = [e for e in entries if e["name"] == label and not e["part"] and len(e["arrays"]) > k]
+        if (line, label) not in first and alike and value.shape == alike[0]["arrays"][k].shape \
+                and not _all_close(value, alike[0]["arrays"][k]):
+            first[(line, label)] = (k, value.shape, alike[:1])
+    first = dict(sorted(first.items(), key=lambda item: seen_at[item[0]]))
+    tries = 0
+    for (line, label), (k0, shape, *named) in first.items():
+        best = None
+        for order, e in enumerate(named[0] if named else entries):
+            if len(e["arrays"]) <= k0 or e["arrays"][k0].shape != shape or tries >= LOCATE_TRIES:
+                continue
+            tries += 1
+            got, _ = run_probed(space, fn, arguments, {(line, label): dict(enumerate(e["arrays"]))})
+            left = _wrong_outputs(spec, got, expected)
+            if left is None or not left < wrong:
+                continue
+            rank = (len(left), e["part"], order)
+            if best is None or rank < best[0]:
+                best = (rank, e, left)
+        if best is not None:
+            _, e, left = best
+            if set(left) & set(trace["inputs_of"].get(e["name"], ())):
+                return None   # what the line reads is wrong too: it is not where the first wrong value is
+            text = lines[line - 1].strip() if line <= len(lines) else ""
+            return {"quantity": e["name"], "lineno": line, "text": text, "part": e["part"],
+                    "mends": sorted(wrong - left), "left": sorted(left)}
+        if tries >= LOCATE_TRIES:
+            break
+    return None
 
 
 load_messages()
