@@ -53,6 +53,13 @@ c.JudgedExecute.call_timeout = 30   # seconds for a graded function on all its h
 c.GradingKernelClient.max_message_bytes = 8_000_000
 c.JudgedExecute.max_reply_bytes = 4_000_000
 
+# A wrong function is followed on the worked example to the line where its first wrong value is
+# computed, and a small edit of the learner's own code that passes every hidden case is searched
+# for, inside the learner's sandbox (docs/grading.md, "Where it goes wrong, and a repair"). The
+# staff always see the edit (results.json); the learner's feedback says the line ("line"), also
+# the quantity that line should compute ("quantity"), or also the edit ("edit").
+c.Repair.show = "quantity"
+
 # Restore deleted graded cells, so a deleted test cell still gets judged.
 c.OverwriteCells.add_missing_cells = True
 

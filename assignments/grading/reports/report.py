@@ -181,7 +181,7 @@ def flag_group(flag):
 
 def _tally(subs):
     """Per function, per (function, code) and per flag group: what the submissions show."""
-    order, functions, mistakes = [], {}, {}   # functions in the order results.json gives them
+    order, functions, mistakes, located = [], {}, {}, {}   # functions in the order results.json gives them
     groups, statuses, unsandboxed = {g: [] for g, _, _ in GROUPS}, {}, 0
     for s in subs:
         statuses[s["status"]] = statuses.get(s["status"], 0) + 1
@@ -190,11 +190,15 @@ def _tally(subs):
             if f is None:
                 order.append(e["id"])
                 f = functions[e["id"]] = {"id": e["id"], "max_score": _r(e["max_score"]), "passed": 0,
-                                          "total": 0.0, "failed_unexplained": 0, "named": 0}
+                                          "total": 0.0, "failed_unexplained": 0, "named": 0, "repaired": 0}
             f["passed"] += bool(e["passed"])
             f["total"] += float(e["score"])
             if not e["passed"] and s["status"] not in ("unreadable", "error"):
                 f["named" if e["diagnoses"] else "failed_unexplained"] += 1
+                f["repaired"] += bool(e.get("repair"))
+                quantity = (e.get("location") or {}).get("quantity")
+                if not e["diagnoses"] and quantity:   # uncatalogued: grouped by what goes wrong first
+                    located.setdefault((e["id"], quantity), []).append(s["student"])
             for code in e["diagnoses"]:
                 mistakes.setdefault((e["id"], code), []).append(s["student"])
         kinds = {}
@@ -211,7 +215,7 @@ def _tally(subs):
         for group, flags in kinds.items():
             groups[group].append({"student": s["student"], "status": s["status"], "score": _r(s["score"]),
                                   "flags": flags, "message": (s.get("message") or "").splitlines()[0] if s.get("message") else ""})
-    return order, functions, mistakes, groups, statuses, unsandboxed
+    return order, functions, mistakes, located, groups, statuses, unsandboxed
 
 
 def _timing(timings):
@@ -230,7 +234,7 @@ def build(results, messages=None, timings=None, clusters=None, similarity=None):
     and ``similarity`` are clusters.json and similarity.json (run/evidence.py), when made."""
     messages, subs = messages or {}, results["submissions"]
     n = len(subs)
-    order, functions, mistakes, groups, statuses, unsandboxed = _tally(subs)
+    order, functions, mistakes, located, groups, statuses, unsandboxed = _tally(subs)
     scores = [float(s["score"]) for s in subs]
     report = {
         "assignment": results["assignment"], "max_score": _r(results["max_score"]), "submissions": n,
@@ -248,12 +252,18 @@ def build(results, messages=None, timings=None, clusters=None, similarity=None):
             "id": fid, "max_score": f["max_score"], "passed": f["passed"],
             "pass_rate": _r(f["passed"] / n) if n else 0.0,
             "mean_score": _r(f["total"] / n) if n else 0.0,
-            "failed_with_named_mistake": f["named"], "failed_unexplained": f["failed_unexplained"]})
+            "failed_with_named_mistake": f["named"], "failed_unexplained": f["failed_unexplained"],
+            "repaired": f["repaired"],
+            "repair_rate": _r(f["repaired"] / (f["named"] + f["failed_unexplained"]))
+            if f["named"] + f["failed_unexplained"] else 0.0})
     rank = {fid: i for i, fid in enumerate(order)}
     for (fid, code), students in sorted(mistakes.items(), key=lambda kv: (-len(kv[1]), rank[kv[0][0]], kv[0][1])):
         report["mistakes"].append({"code": code, "function": fid, "count": len(students),
                                    "share": _r(len(students) / n) if n else 0.0,
                                    "message": messages.get(code, ""), "students": sorted(students)})
+    report["located"] = [{"function": fid, "quantity": q, "count": len(students), "students": sorted(students)}
+                         for (fid, q), students in sorted(located.items(),
+                                                          key=lambda kv: (-len(kv[1]), rank[kv[0][0]], kv[0][1]))]
     for group, _, _ in GROUPS:
         if groups[group]:
             report["flagged"][group] = sorted(groups[group], key=lambda r: r["student"])

@@ -521,6 +521,18 @@ def verdicts(nb: NotebookNode, prefix: str) -> Verdicts:
     return found, nb.metadata.get("grader", {}).get("events", [])
 
 
+def located(v: Mapping[str, Any]) -> dict[str, Any]:
+    """A wrong function's location and repair, as results.json keeps them (when there are)."""
+    out: dict[str, Any] = {}
+    loc = v.get("location")
+    if loc and (loc.get("quantity") or loc.get("lineno")):
+        out["location"] = {"quantity": loc.get("quantity"), "line": loc.get("line"), "text": loc.get("text"),
+                           "part": bool(loc.get("part"))}
+    if v.get("repair"):
+        out["repair"] = {k: v["repair"][k] for k in ("line", "before", "after", "diff")}
+    return out
+
+
 def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, verdicts: Mapping[str, Mapping[str, Any]],
             events: Sequence[Mapping[str, Any]]) -> Entry:
     """One submission's entry in results.json, from the gradebook and the verdicts that the
@@ -544,7 +556,8 @@ def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, ver
             "id": ex.name, "score": float(score), "max_score": float(ex.points),
             "passed": float(score) == float(ex.points), "diagnoses": v.get("diagnoses", []),
             "signature": v.get("signature", ""),
-            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict."))})
+            "feedback": v.get("feedback", "Not graded: " + ("see the submission's message." if rec["message"] else "no verdict.")),
+            **located(v)})
     entry["score"] = round(sum(e["score"] for e in entry["exercises"]), 2)
     if rec["status"] == "pending":
         entry["status"] = "incomplete" if events else "graded"   # every kernel event is a fault
