@@ -140,7 +140,8 @@ def dependencies(assignment, name):
 
 def trace(assignment, name, args):
     """The reference's values on ``args`` (the worked example), line by line and inside its
-    expressions (6 digits in float32: the checks compare with a tolerance of 1e-5), each distinct value
+    expressions (7 digits in float32; a value put in place of the learner's is judged with a tolerance of
+    1e-4), each distinct value
     once: what the students' check follows a wrong function against (``locate``)."""
     checks = assignment.checks
     fn = getattr(assignment.reference, name)
@@ -148,8 +149,8 @@ def trace(assignment, name, args):
     _, seen = checks.run_probed(space, probed_fn, lambda: copy.deepcopy(args), items=True)
     values, index, entries = [], {}, {}
     for line, label, k, value in seen:
-        # 6 significant digits, then float32: the same bytes whatever the CPU's last bits
-        v = np.array([float(f"{x:.6g}") for x in value.ravel().tolist()], dtype=np.float32).reshape(value.shape)
+        # 7 significant digits, then float32: the same bytes whatever the CPU's last bits
+        v = np.array([float(f"{x:.7g}") for x in value.ravel().tolist()], dtype=np.float32).reshape(value.shape)
         key = (v.shape, v.tobytes())
         if key not in index:
             index[key] = len(values)
