@@ -18,6 +18,9 @@ def pytest_addoption(parser):
                      help="record the installed upstream code's fingerprints "
                           "(assignments/grading/upstream/fingerprints.json) after checking the "
                           "replacements against it (tests/test_rooms.py)")
+    parser.addoption("--update-goldens", action="store_true",
+                     help="rewrite the expected files the tests compare with (tests/expected/) from what "
+                          "this run produced, instead of failing when they differ")
     parser.addoption("--record-costs", action="store_true",
                      help="write each test module's measured seconds (setup, call and teardown of "
                           "its tests) to tests/costs.json, which orders the modules of a run")

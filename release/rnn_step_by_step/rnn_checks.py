@@ -1337,8 +1337,9 @@ def where_words(spec, found):
         return lines
     if not found["right"] or not found["known"]:
         return []
-    lines = [tr("{outputs} are right, so what they are computed from is right too: {quantities}.",
-                outputs=_join(found["right"]), quantities=_join(found["known"][:8]))]
+    lines = [ntr("{outputs} is right, so what it is computed from is right too: {quantities}.",
+                 "{outputs} are right, so what they are computed from is right too: {quantities}.",
+                 len(found["right"]), outputs=_join(found["right"]), quantities=_join(found["known"][:8]))]
     if q is not None:
         lines.append("  " + tr("Every wrong output depends on {quantity}, and no right one does: look at how you "
                                "compute {quantity}: {equation}", quantity=q, equation=equation))
@@ -1397,6 +1398,8 @@ def _outputs_known(spec, trace, wrong):
     right = [o for o in outputs if o not in wrong and depends[o]]
     proven = {q for o in right for q in depends[o]}
     wrong_known = [o for o in wrong if o in depends]
+    if proven & set(wrong):   # a wrong output that right ones are computed from: a layout or a return, not a value
+        return {"right": [], "known": [], "suspects": []}
     suspects = [q for q in trace["order"] if q not in proven and wrong_known
                 and all(q in depends[o] for o in wrong_known)]
     return {"right": right, "known": [q for q in trace["order"] if q in proven], "suspects": suspects}
