@@ -13,6 +13,7 @@ import copy
 import inspect
 import itertools
 import json
+import re
 
 import numpy as np
 
@@ -83,10 +84,8 @@ PROBE = "__probe__"
 def _base(label):
     """The quantity a probe's label is of: dc#3 -> dc, a[:, :, t] -> a, grads['dWf'] -> dWf."""
     label = label.split("#")[0]
-    keyed = label.split("[")
-    if len(keyed) > 1 and keyed[1][:1] in "'\"":
-        return keyed[1].strip("'\"]")
-    return keyed[0]
+    keyed = re.fullmatch(r"\w+\[(['\"])(\w+)\1\]", label)
+    return keyed.group(2) if keyed else re.match(r"\w*", label).group(0)
 
 
 def _names(node):
