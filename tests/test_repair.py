@@ -1,0 +1,124 @@
+"""A repair of a wrong function: searched in the learner's kernel (shipped/repair.py), kept by
+the judge only when it passes every hidden case, shown as nbgrader_config.py's Repair.show
+allows. The corpus measurement is tests/test_slips.py."""
+import inspect
+import json
+import linecache
+import os
+
+import nbformat
+import numpy as np
+import pytest
+from helpers import REPO
+
+from assignments.grading.authoring.submissions import answer_cells, fill
+from assignments.grading.judging import inprocess as local
+from assignments.grading.judging.judge import Judge, read_location
+from assignments.rnn_step_by_step import ASSIGNMENT as A
+
+RIGHT = "    dcct = dc * it * (1 - cct ** 2)\n"
+SLIP = "    dcct = dc * it * (1 - cct)\n"
+
+
+def lstm_cell_backward_source(line=SLIP):
+    source = inspect.getsource(A.reference.lstm_cell_backward)
+    assert RIGHT in source
+    return source.replace(RIGHT, line)
+
+
+def namespace(source, tag):
+    ns = {"np": np}
+    exec(inspect.getsource(A.reference), ns)
+    path = f"<test_repair {tag}>"
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    exec(compile(source, path, "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("show", ["line", "quantity", "edit"])
+def test_a_slip_is_repaired_and_shown_as_configured(show):
+    ns = namespace(lstm_cell_backward_source(), show)
+    v = local.judge_all(A, ns, ["lstm_cell_backward"], examine=True, show=show)["lstm_cell_backward"]
+    assert not v.passed and v.diagnoses == []
+    assert v.repair["before"] == SLIP.strip() and v.repair["after"] == RIGHT.strip()
+    assert v.location["quantity"] == "dcct" and v.location["text"] == SLIP.strip()
+    said = v.feedback
+    assert f"`{SLIP.strip()}`" in said
+    assert ("That line should compute dcct: δc̃ = dcct = dc ⊙ it ⊙ (1 − cct²)" in said) == (show != "line")
+    assert ("A change that makes it pass every hidden case" in said) == (show == "edit")
+
+
+def test_the_words_are_chinese_in_the_chinese_edition():
+    ns = namespace(lstm_cell_backward_source(), "zh")
+    v = local.judge_all(A, ns, ["lstm_cell_backward"], lang="zh-CN", examine=True)["lstm_cell_backward"]
+    assert "第一个错误的值是在第" in v.feedback and "这一行应当算出 dcct" in v.feedback
+
+
+def test_a_right_function_is_not_examined():
+    ns = namespace(lstm_cell_backward_source(RIGHT), "right")
+    asked = []
+    j = Judge(A)
+    v = j.judge("lstm_cell_backward", local.caller(A, ns), examine=lambda name, job: asked.append(name) or [])
+    assert v.passed and asked == [] and v.location is None and v.repair is None
+
+
+def test_only_a_candidate_that_passes_every_hidden_case_is_kept():
+    """What the kernel proposes is learner code: the judge runs it on the hidden cases and keeps
+    it only if it passes them all. A candidate that raises, one that is wrong, one that is only
+    right on the public cases, and malformed ones are dropped; the score never moves."""
+    ns = namespace(lstm_cell_backward_source(), "candidates")
+    right = lstm_cell_backward_source(RIGHT)
+    public_only = right.replace("    return {", "    if dxt.shape[1] != 10:\n        dxt = dxt * 2\n    return {")
+    proposals = [
+        {"line": 1, "before": "x", "after": "y", "source": "def lstm_cell_backward(*a):\n    raise ValueError\n"},
+        {"line": 1, "before": "x", "after": "y", "source": lstm_cell_backward_source("    dcct = dc * it\n")},
+        {"line": 1, "before": "x", "after": "y", "source": public_only},
+        {"line": "1", "before": "x", "after": "y", "source": right},      # malformed: dropped unread
+    ]
+    j = Judge(A)
+    plain = j.judge("lstm_cell_backward", local.caller(A, ns))
+    v = j.judge("lstm_cell_backward", local.caller(A, ns), examine=lambda name, job: [{"found": None, "repairs": proposals}])
+    assert v.repair is None and (v.score, v.passed) == (plain.score, plain.passed)
+    kept = proposals[:1] + [{"line": 9, "before": SLIP.strip(), "after": RIGHT.strip(), "source": right}]
+    v = j.judge("lstm_cell_backward", local.caller(A, ns), examine=lambda name, job: [{"found": None, "repairs": kept}])
+    assert v.repair["line"] == 9 and (v.score, v.passed) == (plain.score, plain.passed)
+
+
+@pytest.mark.parametrize("found", [
+    "dc", {"quantity": "__import__", "lineno": 3, "text": "x", "part": False, "mends": [], "left": [], "right": [],
+           "known": [], "suspects": []},
+    {"quantity": "dc", "lineno": True, "text": "x", "part": False, "mends": [], "left": [], "right": [], "known": [],
+     "suspects": []},
+    {"quantity": "dc", "lineno": 3, "text": "x", "part": "no", "mends": [], "left": [], "right": [], "known": [],
+     "suspects": []},
+    {"quantity": "dc", "lineno": 3, "text": "x", "part": False, "mends": ["<script>"], "left": [], "right": [],
+     "known": [], "suspects": []},
+])
+def test_a_location_the_kernel_made_up_is_dropped(found):
+    examined = json.loads(json.dumps(__import__("assignments.grading.authoring.check_data", fromlist=["x"])
+                                     .examined(A, "lstm_cell_backward")))
+    assert read_location(examined["spec"], examined["trace"], found) is None
+
+
+@pytest.mark.sandbox
+def test_the_search_runs_in_the_sandbox_only(tmp_path):
+    """The wrong function writes a file at a path of the host each time it runs: the search
+    for a repair runs it hundreds of times, in the learner's kernel, where the path is not the
+    host's. The grade still carries the location and the repair."""
+    from assignments.grading.run import pipeline
+    marker = tmp_path / "ran-on-the-host"
+    slip = lstm_cell_backward_source().replace(
+        "    n_a = a_next.shape[0]\n",
+        f"    n_a = a_next.shape[0]\n    try:\n        open({str(marker)!r}, 'a').close()\n    except OSError:\n"
+        "        pass\n")
+    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
+        answers = answer_cells(f.read())
+    answers["lstm_cell_backward"] = slip
+    folder = tmp_path / "in" / "submitted" / "sam" / A.id
+    folder.mkdir(parents=True)
+    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers),
+                   str(folder / (A.notebook + ".ipynb")))
+    results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"))
+    e = next(e for e in results["submissions"][0]["exercises"] if e["id"] == "lstm_cell_backward")
+    assert not marker.exists()
+    assert e["location"]["quantity"] == "dcct" and e["repair"]["after"] == RIGHT.strip()
