@@ -1145,6 +1145,12 @@ def probed(statements, parts=None):
         if parts is not None and _assigned(stmt) and not isinstance(_assigned(stmt)[0], (ast.Tuple, ast.List)):
             parts.owner = ast.unparse(_assigned(stmt)[0])
             stmt.value = parts.visit(stmt.value)
+        if parts is None and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
+            # a returned dict's items, each under its key: {"dbo": dit} computes dbo on that line
+            stmt.value.values = [v if not (isinstance(k, ast.Constant) and isinstance(k.value, str)) else
+                                 ast.copy_location(ast.Call(ast.Name(PROBE, ast.Load()),
+                                                            [ast.Constant(v.lineno), ast.Constant(k.value), v], []), v)
+                                 for k, v in zip(stmt.value.keys, stmt.value.values)]
         out.append(stmt)
         for target in _assigned(stmt):
             for p in _probe_targets(target):
@@ -1201,11 +1207,17 @@ def run_probed(space, fn, arguments, replace=None, items=False):
     def probe(line, label, value, in_place=False):
         k = counts.get((line, label), 0)
         counts[(line, label)] = k + 1
+        if replace is not None and isinstance(value, dict):   # an item of a dict: put in a copy
+            put = {key: replace[(line, label + f"[{key!r}]")].get(k) for key in value
+                   if (line, label + f"[{key!r}]") in replace}
+            put = {key: v.astype(float) for key, v in put.items() if v is not None}
+            return {**value, **put} if put else value
         if replace is not None:
             new = replace.get((line, label), {}).get(k)
-            if new is not None and isinstance(value, np.ndarray) and new.shape == value.shape:
-                if in_place and value.flags.writeable:
-                    value[...] = new
+            if new is not None and isinstance(value, np.ndarray):
+                if in_place:
+                    if value.flags.writeable and new.shape == value.shape:
+                        value[...] = new
                     return value
                 return new.astype(value.dtype if value.dtype.kind == "f" else float)
         elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
@@ -1222,6 +1234,11 @@ def run_probed(space, fn, arguments, replace=None, items=False):
     except Exception:
         got = None
     return got, seen
+
+
+def _near(value, ref):
+    """``value`` is the reference's float32 ``ref``, within the checks' tolerance (as _Known)."""
+    return value.shape == ref.shape and bool(np.all(np.abs(value - ref) <= ATOL * 10 + RTOL * np.abs(ref)))
 
 
 class _Known:
@@ -1293,7 +1310,7 @@ def locate_in(spec, trace, case, fn):
         return decode(case["inputs"])
 
     made = probed_function(fn)
-    got, seen = run_probed(*made[:2], arguments) if made else (None, [])
+    got, seen = run_probed(*made[:2], arguments, items=True) if made else (None, [])
     if made is None or got is None:
         try:
             with contextlib.redirect_stdout(io.StringIO()), np.errstate(all="ignore"):
@@ -1351,13 +1368,20 @@ def _reads_known(space, fn, arguments, line, label, k0, lines, known):
     reference's values (or an input) when it computes its first wrong value? Read from the
     function's frame at the probe of that execution."""
     try:
-        stmt = next(s for s in ast.walk(ast.parse(textwrap.dedent("\n".join(lines))))
-                    if isinstance(s, ast.stmt) and getattr(s, "lineno", 0) == line and _assigned(s))
-    except (StopIteration, SyntaxError):
+        tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    except SyntaxError:
         return False
-    names = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
-    if isinstance(stmt, ast.AugAssign):
-        names |= {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+    stmt = next((s for s in ast.walk(tree) if isinstance(s, ast.stmt) and getattr(s, "lineno", 0) == line
+                 and _assigned(s)), None)
+    if stmt is not None:
+        read = stmt.value
+    else:   # an item of the returned dict, on its own line
+        read = next((v for s in ast.walk(tree) if isinstance(s, ast.Return) and isinstance(s.value, ast.Dict)
+                     for k, v in zip(s.value.keys, s.value.values)
+                     if isinstance(k, ast.Constant) and k.value == label and v.lineno == line), None)
+        if read is None:
+            return False
+    names = {n.id for n in ast.walk(read) if isinstance(n, ast.Name)}
     found = {}
     counts = {}
 
@@ -1380,13 +1404,10 @@ def _reads_known(space, fn, arguments, line, label, k0, lines, known):
         return False
     # the value before the statement ran is gone (a += changes it): a name the statement assigns is
     # judged by what it reads besides
-    mine = {n.id for t in _assigned(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)}
+    mine = {n.id for t in (_assigned(stmt) if stmt is not None else ()) for n in ast.walk(t) if isinstance(n, ast.Name)}
     for name, value in found.items():
-        if name in mine and not isinstance(stmt, ast.AugAssign):
-            continue
-        for _, a in _arrays(value):
-            if name not in mine and a not in known:
-                return False
+        if name not in mine and any(a not in known for _, a in _arrays(value)):
+            return False
     return True
 
 
@@ -1409,22 +1430,22 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
     space, fn, lines = made
     values, entries = _trace(trace)
     known = _Known(values, arguments())
-    first, seen_at = {}, {}
+    first, wrong_at = {}, {}   # each line and label: its first wrong execution, and when that was
     for at, (line, label, k, value) in enumerate(seen):
-        seen_at.setdefault((line, label), at)
         if (line, label) not in first and value not in known:
-            first[(line, label)] = (k, value.shape)
-    for line, label, k, value in seen:   # a value the reference computes, but not as the quantity named alike
+            first[(line, label)], wrong_at[(line, label)] = (k, value.shape), at
+    for at, (line, label, k, value) in enumerate(seen):   # a value the reference computes, not as the quantity named alike
         alike = [e for e in entries if e["name"] == label and not e["part"] and len(e["arrays"]) > k]
-        if (line, label) not in first and alike and value.shape == alike[0]["arrays"][k].shape \
-                and not _all_close(value, alike[0]["arrays"][k]):
-            first[(line, label)] = (k, value.shape, alike[:1])
-    first = dict(sorted(first.items(), key=lambda item: seen_at[item[0]]))
+        if alike and not any(_near(value, e["arrays"][k]) for e in alike) \
+                and at < wrong_at.get((line, label), len(seen)):
+            first[(line, label)], wrong_at[(line, label)] = (k, value.shape, alike), at
+    first = dict(sorted(first.items(), key=lambda item: wrong_at[item[0]]))
     tries = 0
     for (line, label), (k0, shape, *named) in first.items():
         best = None
         for order, e in enumerate(named[0] if named else entries):
-            if len(e["arrays"]) <= k0 or e["arrays"][k0].shape != shape or tries >= LOCATE_TRIES:
+            if len(e["arrays"]) <= k0 or tries >= LOCATE_TRIES or (
+                    e["arrays"][k0].shape != shape and (e["name"] != label or e["part"])):
                 continue
             tries += 1
             got, _ = run_probed(space, fn, arguments, {(line, label): dict(enumerate(e["arrays"]))})

@@ -70,15 +70,20 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
     names = _names(fdef)
     helpers = [h for h in ACTIVATIONS if h in getattr(fn, "__globals__", {})]
-    located = found.get("lineno") if found else None
-    statements = sorted(_statements(fdef), key=lambda s: (s.lineno != located, s.lineno))
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
+    shapes = _shapes(fn, cases[0][0])
+    statements = _in_order(_statements(fdef), found, spec)
+    located = [s for s in statements if found and s.lineno == found.get("lineno")]
+    # the located statement with every edit; then every statement with the small edits; then
+    # every statement with a term or a factor added
+    rounds = [(s, _terms(s, shapes)) for s in located] + [(s, ((), ())) for s in statements] + \
+        [(s, _terms(s, shapes)) for s in statements]
     deadline = time.monotonic() + seconds
     kept, seen, count = [], set(), 0
-    for stmt in statements:
+    for stmt, terms in rounds:
         indent = lines[stmt.lineno - 1][:len(lines[stmt.lineno - 1]) - len(lines[stmt.lineno - 1].lstrip())]
         before = "\n".join(lines[stmt.lineno - 1:stmt.end_lineno])
-        for edited in edits(stmt, names, helpers):
+        for edited in edits(stmt, names, helpers, terms):
             if count >= tries or time.monotonic() > deadline:
                 return kept
             after = indent + ast.unparse(edited)
@@ -96,6 +101,74 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
         if kept:   # the first statement that can be mended is the one to mend
             return kept
     return kept
+
+
+def _in_order(statements, found, spec):
+    """The statements to edit, most likely first: the located one; else those that compute a
+    wrong output or the suspect quantity (an assignment to it, or the returned dict's item);
+    then the rest, top to bottom."""
+    located = found.get("lineno") if found else None
+    wrong = set(spec["outputs"]) - set(found.get("right", ()) if found else ())
+    wrong |= set(found.get("suspects", ())[:1]) if found else set()
+
+    def computes_wrong(stmt):
+        if isinstance(stmt, ast.Return):
+            return isinstance(stmt.value, ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value in wrong for k in stmt.value.keys)
+        return any(isinstance(n, ast.Name) and n.id in wrong for t in _targets(stmt) for n in ast.walk(t))
+
+    return sorted(statements, key=lambda s: (s.lineno != located, not computes_wrong(s), s.lineno))
+
+
+def _targets(stmt):
+    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
+
+
+def _shapes(fn, inputs):
+    """{expression text: shape} of the arrays the function holds in its names (and its dicts'
+    items) as it runs on ``inputs``: what a term or a factor added to a statement may be."""
+    import sys
+    shapes = {}
+    code = fn.__code__
+
+    def tracer(frame, event, arg):
+        if frame.f_code is not code:
+            return None
+        for name, value in frame.f_locals.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim == 2:
+                shapes.setdefault(name, value.shape)
+            elif isinstance(value, dict) and len(value) < 30:
+                for key, item in value.items():
+                    if isinstance(key, str) and isinstance(item, np.ndarray) and item.ndim == 2:
+                        shapes.setdefault(f"{name}[{key!r}]", item.shape)
+        return tracer
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                np.errstate(all="ignore"):
+            fn(*copy.deepcopy(inputs))
+    except Exception:
+        pass
+    finally:
+        sys.settrace(old)
+    return shapes
+
+
+def _terms(stmt, shapes):
+    """Terms a learner may have left out of ``stmt``: products ``A @ B`` of two of the function's
+    arrays whose shapes make one of the target's shape (rows and columns, or rows and 1), and
+    arrays of the target's shape as factors."""
+    target = next((ast.unparse(t) for t in _targets(stmt)), None)
+    shape = shapes.get(target) if target else None
+    if shape is None:
+        return [], []
+    products = [ast.parse(f"{a} @ {b}", mode="eval").body for a, sa in shapes.items() for b, sb in shapes.items()
+                if a != b and sa[1] == sb[0] and sa[0] == shape[0]]
+    factors = [ast.parse(a, mode="eval").body for a, sa in sorted(shapes.items(), key=lambda i: i[1] != shape)
+               if a != target and sa[1] != 1]
+    return products[:40], factors[:20]
 
 
 def _passes(spec, candidate, fn, cases):
@@ -121,15 +194,21 @@ def _call(func, arg):
     return ast.Call(func=ast.parse(func, mode="eval").body, args=[arg], keywords=[])
 
 
-def _replacements(node, names, helpers):
+def _replacements(node, names, helpers, terms=((), ())):
     """Each node that may stand in place of ``node``: one small edit."""
     out = []
+    value = isinstance(node, (ast.Name, ast.BinOp, ast.Call, ast.Subscript, ast.Attribute)) and \
+        not (isinstance(node, ast.Name) and node.id == "np") and not (isinstance(node, ast.Attribute) and node.attr != "T")
     if isinstance(node, ast.Name) and node.id not in ("np",):
         out += [_name(n) for n in names if n != node.id]
         out += [_call("np.tanh" if h == "tanh" else "np.exp" if h == "exp" else h, node) for h in ("tanh",) + tuple(helpers)
                 if h != "exp"]
-        out += [ast.BinOp(ast.Constant(1), ast.Sub(), node), ast.Attribute(node, "T", ast.Load()),
-                ast.BinOp(node, ast.Pow(), ast.Constant(2))]
+        out += [ast.Attribute(node, "T", ast.Load()), ast.BinOp(node, ast.Pow(), ast.Constant(2))]
+    if value:
+        products, factors = terms
+        out.append(ast.BinOp(ast.Constant(1), ast.Sub(), node))
+        out += [ast.BinOp(p, ast.Add(), node) for p in products]
+        out += [ast.BinOp(f, ast.Mult(), node) for f in factors]
     if isinstance(node, ast.BinOp):
         out += [node.left, node.right, ast.BinOp(node.right, node.op, node.left)]
         for op in (ast.Add(), ast.Sub(), ast.Mult(), ast.MatMult()):
@@ -180,15 +259,28 @@ def _index_edits(part, names):
     return out
 
 
-def edits(stmt, names, helpers=()):
+def edits(stmt, names, helpers=(), terms=((), ())):
     """Copies of ``stmt`` with one small edit each: a node of its value replaced
-    (``_replacements``), a term added to it, or ``=`` and ``+=`` exchanged."""
+    (``_replacements``), a term added to it, an index of its target changed, or ``=`` and
+    ``+=`` exchanged."""
     value = stmt.value
     nodes = list(ast.walk(value))
     for index in range(len(nodes)):
-        for new in _replacements(nodes[index], names, helpers):
+        for new in _replacements(nodes[index], names, helpers, terms):
             yield _with(stmt, index, new)
     made = []
+    for target in _targets(stmt):   # a[:, :, t - 1] = ...: the index written to
+        if isinstance(target, ast.Subscript):
+            parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+            for i, part in enumerate(parts):
+                for new in _index_edits(part, names):
+                    out = copy.deepcopy(stmt)
+                    t = out.targets[0] if isinstance(out, ast.Assign) else out.target
+                    if isinstance(t.slice, ast.Tuple):
+                        t.slice.elts[i] = new
+                    else:
+                        t.slice = new
+                    made.append(out)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         made.append(ast.AugAssign(target=copy.deepcopy(stmt.targets[0]), op=ast.Add(), value=copy.deepcopy(value)))
         made += [ast.Assign(targets=copy.deepcopy(stmt.targets), value=ast.BinOp(_name(n), ast.Add(), copy.deepcopy(value)))
