@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import textwrap
+import time
 import traceback
 import types
 
@@ -1101,7 +1102,8 @@ def unexplained(findings, explained_aspects=()):
 # blocks are never assigned), the pattern of right and wrong outputs says what is known.
 
 PROBE = "__probe__"
-LOCATE_TRIES = 300     # re-runs of the learner's function, at most, to follow it
+LOCATE_TRIES = 300     # re-runs of the learner's function, at most, to follow it (counted: the same on any machine)
+LOCATE_SECONDS = 3.0   # and a guard for a function that takes long per call
 
 
 def _probe_targets(target):
@@ -1440,11 +1442,13 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
                 and at < wrong_at.get((line, label), len(seen)):
             first[(line, label)], wrong_at[(line, label)] = (k, value.shape, alike), at
     first = dict(sorted(first.items(), key=lambda item: wrong_at[item[0]]))
-    tries = 0
+    tries, deadline = 0, time.monotonic() + LOCATE_SECONDS
     for (line, label), (k0, shape, *named) in first.items():
         best = None
         for order, e in enumerate(named[0] if named else entries):
-            if len(e["arrays"]) <= k0 or tries >= LOCATE_TRIES or (
+            if tries >= LOCATE_TRIES or time.monotonic() > deadline:
+                return None
+            if len(e["arrays"]) <= k0 or (
                     e["arrays"][k0].shape != shape and (e["name"] != label or e["part"])):
                 continue
             tries += 1

@@ -181,7 +181,7 @@ def flag_group(flag):
 
 def _tally(subs):
     """Per function, per (function, code) and per flag group: what the submissions show."""
-    order, functions, mistakes, located = [], {}, {}, {}   # functions in the order results.json gives them
+    order, functions, mistakes, located, repairs = [], {}, {}, {}, []   # functions in results.json's order
     groups, statuses, unsandboxed = {g: [] for g, _, _ in GROUPS}, {}, 0
     for s in subs:
         statuses[s["status"]] = statuses.get(s["status"], 0) + 1
@@ -196,6 +196,9 @@ def _tally(subs):
             if not e["passed"] and s["status"] not in ("unreadable", "error"):
                 f["named" if e["diagnoses"] else "failed_unexplained"] += 1
                 f["repaired"] += bool(e.get("repair"))
+                if e.get("repair"):
+                    repairs.append({"student": s["student"], "function": e["id"],
+                                    **{k: e["repair"][k] for k in ("line", "before", "after")}})
                 quantity = (e.get("location") or {}).get("quantity")
                 if not e["diagnoses"] and quantity:   # uncatalogued: grouped by what goes wrong first
                     located.setdefault((e["id"], quantity), []).append(s["student"])
@@ -215,7 +218,7 @@ def _tally(subs):
         for group, flags in kinds.items():
             groups[group].append({"student": s["student"], "status": s["status"], "score": _r(s["score"]),
                                   "flags": flags, "message": (s.get("message") or "").splitlines()[0] if s.get("message") else ""})
-    return order, functions, mistakes, located, groups, statuses, unsandboxed
+    return order, functions, mistakes, located, repairs, groups, statuses, unsandboxed
 
 
 def _timing(timings):
@@ -234,7 +237,7 @@ def build(results, messages=None, timings=None, clusters=None, similarity=None):
     and ``similarity`` are clusters.json and similarity.json (run/evidence.py), when made."""
     messages, subs = messages or {}, results["submissions"]
     n = len(subs)
-    order, functions, mistakes, located, groups, statuses, unsandboxed = _tally(subs)
+    order, functions, mistakes, located, repairs, groups, statuses, unsandboxed = _tally(subs)
     scores = [float(s["score"]) for s in subs]
     report = {
         "assignment": results["assignment"], "max_score": _r(results["max_score"]), "submissions": n,
@@ -261,6 +264,7 @@ def build(results, messages=None, timings=None, clusters=None, similarity=None):
         report["mistakes"].append({"code": code, "function": fid, "count": len(students),
                                    "share": _r(len(students) / n) if n else 0.0,
                                    "message": messages.get(code, ""), "students": sorted(students)})
+    report["repairs"] = sorted(repairs, key=lambda r: (rank[r["function"]], r["student"]))
     report["located"] = [{"function": fid, "quantity": q, "count": len(students), "students": sorted(students)}
                          for (fid, q), students in sorted(located.items(),
                                                           key=lambda kv: (-len(kv[1]), rank[kv[0][0]], kv[0][1]))]
