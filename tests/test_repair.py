@@ -13,7 +13,8 @@ from helpers import REPO
 
 from assignments.grading.authoring.submissions import answer_cells, fill
 from assignments.grading.judging import inprocess as local
-from assignments.grading.judging.judge import Judge, read_location
+from assignments.grading.judging.judge import Judge
+from assignments.grading.judging.located import read_location
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
 RIGHT = "    dcct = dc * it * (1 - cct ** 2)\n"
@@ -95,7 +96,7 @@ def test_only_a_candidate_that_passes_every_hidden_case_is_kept():
      "known": [], "suspects": []},
 ])
 def test_a_location_the_kernel_made_up_is_dropped(found):
-    examined = json.loads(json.dumps(__import__("assignments.grading.authoring.check_data", fromlist=["x"])
+    examined = json.loads(json.dumps(__import__("assignments.grading.contract.trace", fromlist=["x"])
                                      .examined(A, "lstm_cell_backward")))
     assert read_location(examined["spec"], examined["trace"], found) is None
 

@@ -51,6 +51,9 @@ def _said(tree: ast.AST) -> list[tuple[ast.expr, bool]]:
             name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
             if name in SAID_CALLS:
                 found += [(a, name in PLOT_CALLS and a is node.args[-1]) for a in node.args]
+                # print(..., "agree" if ok else "look again"): each branch is said
+                found += [(b, False) for a in node.args if isinstance(a, ast.IfExp) and name == "print"
+                          for b in (a.body, a.orelse)]
         elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             found += [(a, False) for a in node.exc.args]
         elif isinstance(node, ast.Return) and node.value is not None:

@@ -4,7 +4,9 @@ The catalog (``assignments/locale/<locale>/LC_MESSAGES/<id>.po``, kept with Babe
 course's messages: ``python -m assignments catalogs``) holds, for each cell of the source
 notebook by its cell id (the entry's context):
 - a markdown cell: its whole text;
-- a code cell: each docstring and each comment, as written (code is never translated).
+- a code cell: each docstring and each comment, as written (code is never translated); and,
+  in a cell nbgrader does not grade (an optional check, a demonstration), each message it
+  prints (shipped_text.messages_of: a printed string literal or f-string, as written).
 The Python files shipped beside the notebook have their messages in the same catalog, in the
 context of their file's name (shipped_text.py makes their translated copies).
 The generated cells are translated by rule: an "Expected output" cell's header is a sentence
@@ -64,12 +66,23 @@ def _comments(source):
     return found
 
 
+def _printed(cell):
+    """The messages an ungraded code cell prints (a graded cell's words are its learner's)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if meta.get("solution") or meta.get("grade"):
+        return []
+    try:
+        return [m.text for m in shipped_text.messages_of(cell.source)]
+    except (SyntaxError, ValueError):
+        return []
+
+
 def prose(cell):
     """The translatable texts of a source cell (None for a generated cell, said by rule)."""
     if cell.cell_type == "markdown":
         return None if cell.source.startswith("<!-- expected output of") else [cell.source]
     if cell.cell_type == "code":
-        return _docstrings(cell.source) + _comments(cell.source)
+        return _docstrings(cell.source) + _comments(cell.source) + _printed(cell)
     return []
 
 
@@ -105,6 +118,15 @@ def pairs(assignment_id, lang):
 
 
 def _code_cell(source, words):
+    try:
+        said = {m.text for m in shipped_text.messages_of(source)} & set(words)
+    except (SyntaxError, ValueError):
+        said = set()
+    problems = [p for english in sorted(said) for p in shipped_text.translation_problems(english, words[english])]
+    if problems:
+        raise ValueError("; ".join(problems))
+    if said:
+        source = shipped_text.translated(source, {english: words[english] for english in said})
     for doc in _docstrings(source):
         if doc in words:
             source = source.replace(doc, words[doc], 1)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..contract import messages
 from ..contract.messages import N_
+from .located import Examine, locate_and_mend, where
 
 if TYPE_CHECKING:
     from ..contract.assignment import Assignment, Exercise, HiddenCase
@@ -29,14 +30,6 @@ Reply: TypeAlias = tuple[str, Any, dict[str, Any]]
 Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Iterable[Reply]]
 """``call(name, [args, ...], callees)``: runs the learner's function on the hidden cases."""
 
-Examine: TypeAlias = Callable[[str, dict[str, Any]], list[Any]]
-"""``examine(name, job)``: one job for the harness in the learner's kernel (shipped/repair.py's
-``examine``: where a wrong function first goes wrong, and edits that mend it); its replies."""
-
-REPAIR_SHOWS = ("line", "quantity", "edit")
-"""What a learner's feedback says of a located mistake (``Judge.show``): the line; the line and
-the quantity it should compute (with its equation); or also the edit that mends it."""
-REPAIRS_TRIED = 3      # candidate edits run on the hidden cases, at most, per wrong function
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 # Steps the search for a function's catalogued mistakes may take: a step is one variant (or
 # pair) of the catalog tried on every hidden case. Counted, not timed, so that a cut search
@@ -199,6 +192,8 @@ class Outcome:
         return self.status == "ok" and not self.wrong
 
 
+Judged: TypeAlias = "tuple[Verdict, list[Outcome]]"
+"""A verdict and the hidden cases' outcomes it was made from."""
 SIGNATURE_DECIMALS = 4   # wrong outputs are rounded to this many decimals before hashing
 
 
@@ -262,7 +257,6 @@ class Judge:
         """The steps that naming one function's mistakes may take."""
         self.show = "quantity"
         """What the learner's feedback says of a located mistake (REPAIR_SHOWS)."""
-        self._examined: dict[str, dict[str, Any]] = {}
 
     def cases(self, name: str) -> list[HiddenCase]:
         if name not in self._cases:
@@ -301,8 +295,7 @@ class Judge:
                     cache[key] = None
         return cache[key]
 
-    def judge(self, name: str, call: Call, diagnose: bool = True, lang: str | None = None,
-              examine: Examine | None = None) -> Verdict:
+    def judge(self, name: str, call: Call, diagnose: bool = True, lang: str | None = None, examine: Examine | None = None) -> Verdict:
         """``call(name, [args, ...], callees)`` runs the learner's function on all the hidden
         cases at once and returns (status, outputs or message, observations) per case; it may
         return fewer, when the function is missing, not written or stopped by a fault. Its words
@@ -316,15 +309,13 @@ class Judge:
         previous = self.a.checks.use_messages(messages.catalog(lang or self.lang))
         try:
             v, outcomes = self._judge(ex, spec, total, cases, call, diagnose)
-            if examine is not None and diagnose and not v.passed and v.outcome == "judged":
-                self._locate_and_mend(ex, v, outcomes, call, examine)
+            if examine is not None and diagnose and locate_and_mend(self, ex, v, outcomes, call, examine):
                 v.feedback = self._feedback(ex, v, outcomes)
             return v
         finally:
             self.a.checks.use_messages(previous)
 
-    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call,
-               diagnose: bool) -> tuple[Verdict, list[Outcome]]:
+    def _judge(self, ex: Exercise, spec: Any, total: float, cases: list[HiddenCase], call: Call, diagnose: bool) -> Judged:
         name = ex.name
         outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
@@ -339,35 +330,6 @@ class Judge:
             if status in ("missing", "not_implemented", "fault"):
                 break   # the same on every case; a function that hung or crashed is not run again
         return self._verdict(ex, outcomes, len(cases), diagnose), outcomes
-
-    # --- where it goes wrong, and an edit that mends it ------------------------------------------
-
-    def _locate_and_mend(self, ex: Exercise, v: Verdict, outcomes: list[Outcome], call: Call,
-                         examine: Examine) -> None:
-        """Ask the learner's kernel where the function first goes wrong on the public worked
-        example and for edits that mend it there (repair.py), then run each edit on the
-        hidden cases here: the first that passes them all is the repair."""
-        if ex.name not in self._examined:
-            from ..authoring.check_data import examined
-            self._examined[ex.name] = {"op": "examine", **examined(self.a, ex.name)}
-        job = self._examined[ex.name]
-        replies = examine(ex.name, job)
-        reply = replies[0] if replies and isinstance(replies[0], dict) else {}
-        v.location = read_location(job["spec"], job["trace"], reply.get("found"))
-        cases = self.cases(ex.name)
-        candidates = reply.get("repairs") if isinstance(reply.get("repairs"), list) else []
-        for r in candidates[:REPAIRS_TRIED]:
-            if not (isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("source", "before", "after"))
-                    and isinstance(r.get("line"), int) and len(r["source"]) < 100_000):
-                continue
-            results = list(call(ex.name, [c[1] for c in cases], ex.callees, candidate=r["source"]))  # type: ignore[call-arg]
-            if len(results) == len(cases) and all(
-                    status == "ok" and not self.a.checks.compare(self.a.spec(ex.name), value, self.expected(ex.name, i),
-                                                                 show_values=False)[1]
-                    for i, (status, value, _) in enumerate(results)):
-                v.repair = {"line": r["line"], "before": r["before"][:500], "after": r["after"][:500],
-                            "diff": f"@@ line {r['line']} @@\n- {r['before'][:500]}\n+ {r['after'][:500]}\n"}
-                return
 
     def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int, diagnose: bool = True) -> Verdict:
         passed_cases = sum(o.right for o in outcomes)
@@ -495,16 +457,6 @@ class Judge:
 
     # --- words ------------------------------------------------------------------------------
 
-    def _where(self, ex, v):
-        """The located mistake in the learner's words, as much as ``show`` allows."""
-        words = self.a.checks.where_words(self.a.spec(ex.name), v.location)
-        if self.show == "line" and v.location.get("lineno") is not None:
-            words = words[:1]
-        if self.show == "edit" and v.repair:
-            words.append(self.a.checks.tr("A change that makes it pass every hidden case: line {line}, `{before}` → "
-                                          "`{after}`", **{k: v.repair[k] for k in ("line", "before", "after")}))
-        return words
-
     def _feedback(self, ex, v, outcomes):
         tr, ntr = self.a.checks.tr, self.a.checks.ntr
         if v.passed:
@@ -528,7 +480,7 @@ class Judge:
             lines.append(tr("On {case}:", case=label))
             lines += [f"  - {p}" for p in first.problems[:6]]
             if v.location:
-                lines += self._where(ex, v)
+                lines += where(self, ex, v)
             loop = self.a.checks.unexplained(self.findings(ex.name, outcomes))
             if loop:
                 lines.append(tr("How the loop drives its cell:"))
@@ -542,26 +494,6 @@ class Judge:
         lines += [tr(h) for h in case_hints(self.a.case_hints, [o for o in outcomes if o.right], failing,
                                             complete=len(outcomes) == v.cases)]
         return "\n".join(lines)
-
-
-def read_location(spec: Mapping[str, Any], trace: Mapping[str, Any], found: Any) -> dict[str, Any] | None:
-    """``locate``'s finding as the kernel sent it, kept only if every field is what it should
-    be (it comes from the learner's process): names the trace knows, a line number, short text."""
-    if not isinstance(found, dict):
-        return None
-    names = {e["name"] for e in trace["entries"]} | set(trace["order"])
-    outputs = set(trace["depends"]) | set(spec["outputs"])
-    q, lineno = found.get("quantity"), found.get("lineno")
-    ok = ((q is None or q in names) and (lineno is None or (type(lineno) is int and 0 < lineno < 10_000))
-          and all(isinstance(found.get(k), list) and all(isinstance(x, str) and x in outputs | names
-                                                        for x in found[k])
-                  for k in ("mends", "left", "right", "known", "suspects"))
-          and isinstance(found.get("part"), bool) and (lineno is None or isinstance(found.get("text"), str))
-          and (found.get("line") is None or type(found.get("line")) is int))
-    if not ok or (q is None and lineno is None and not found["right"]):
-        return None
-    return {"quantity": q, "lineno": lineno, "line": found.get("line"), "text": (found.get("text") or "")[:300] or None,
-            "part": found["part"], **{k: list(found[k])[:40] for k in ("mends", "left", "right", "known", "suspects")}}
 
 
 def case_hints(hints: dict[str, tuple[str, str]], right: list[Outcome], wrong: list[Outcome],

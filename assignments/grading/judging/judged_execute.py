@@ -221,9 +221,10 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         return name if name in self._assignment.by_name else None
 
     def _judge_cell(self, name, index):
-        repair = Repair(parent=self)
+        repair = Repair(parent=self)   # a candidate repair runs in place of the learner's function (_call)
         self._judge.show = repair.show
-        verdict = self._judge.judge(name, self._call, lang=self._lang, examine=self._examine if repair.search else None)
+        examine = functools.partial(examined_in_kernel, self) if repair.search else None
+        verdict = self._judge.judge(name, self._call, lang=self._lang, examine=examine)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             verdict.feedback = self._why_missing(name) or verdict.feedback
         cell = self.nb.cells[index]
@@ -246,14 +247,6 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         finally:
             checks.use_messages(previous)
 
-    def _examine(self, name, job):
-        """One "examine" job (repair.py) in the learner's kernel: its replies, or [] when it
-        did not answer in time (the verdict then says nothing of where)."""
-        if time.monotonic() > self._deadline:
-            return []
-        replies, fault = self._ask(job, name, "while its mistake was located")
-        return [] if fault else replies
-
     def _call(self, name, cases, callees, candidate=None):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
         them all): one (status, outputs or message, observations) per case answered, then a
@@ -264,8 +257,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         # the judge's own hidden cases: ``cases`` are those, as Judge.judge hands them
         text, callees_text = self._judge.request_text(name, callees)
         key = self._stashed(text)
-        if candidate is not None:   # a repair to run in place of the learner's function
-            callees_text = json.dumps({**json.loads(callees_text), "candidate": candidate})
+        callees_text = callees_text if candidate is None else json.dumps({**json.loads(callees_text), "candidate": candidate})
         job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
         kernel = self._kernels
         replies, fault = self._ask(job, name, "while called on a hidden case")
@@ -329,6 +321,13 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
             except Exception:   # it comes from the learner's process: unreadable means unknown
                 pass
         return found
+
+
+def examined_in_kernel(grader, name, job):
+    """One "examine" job in the learner's kernel (repair.py); [] when it did not answer in time."""
+    replies, fault = grader._ask(job, name, "while its mistake was located") if time.monotonic() < grader._deadline \
+        else ([], "late")
+    return [] if fault else replies
 
 
 def verdict_outputs(v):

@@ -21,6 +21,7 @@ REPLACEMENTS = {
     "assignments.grading.upstream.overwritecells.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
     "assignments.grading.upstream.saveautogrades.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades",
     "assignments.grading.upstream.getgrades.GetGradesAtOnce": "nbgrader.preprocessors.GetGrades",
+    "assignments.grading.upstream.clearhiddentests.ClearHiddenTests": "nbgrader.preprocessors.ClearHiddenTests",
     "assignments.grading.upstream.exporters.AutogradeExporter": "nbconvert.exporters.NotebookExporter",
     "assignments.grading.upstream.feedback.FeedbackExporter": "nbconvert.exporters.HTMLExporter",
 }
@@ -54,6 +55,11 @@ RELIED_ON = {
     "nbgrader.converters.autograde.Autograde.convert_single_notebook": "autograde.py replaces it",
     "nbgrader.converters.autograde.Autograde._init_preprocessors": "autograde.py replaces it",
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess": "overwritecells.py skips it",
+    "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess_cell":
+        "overwritecells.py puts a release's hidden tests back before it",
+    "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests.preprocess_cell":
+        "overwritecells.py calls it for a test cell's release form",
+    "nbgrader.preprocessors.base.NbGraderPreprocessor": "clearhiddentests.py declares its display_data_priority again",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
     "nbgrader": "package.py registers the package without running its __init__.py",

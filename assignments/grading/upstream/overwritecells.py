@@ -7,10 +7,22 @@ for rows that are the same for every learner. This one fetches the notebook's so
 cells and graded cells once per submission; nbgrader's own code still decides what to
 put back, and a cell that is not among them is looked up as nbgrader does, so a missing
 one gives the same warning.
+
+It also knows the release's form of a test cell with hidden tests. The gradebook keeps such a
+cell as the source has it, hidden tests included (nbgrader's generate_assignment saves the
+cells before it clears the hidden tests), so nbgrader finds every unchanged one "changed",
+warns (``Attribute 'checksum' for cell ... has changed!``, once per test cell of a perfect
+submission) and puts the source's back. Here a cell that is exactly the release's form of its
+source cell is put back quietly, as it is no change of the learner's; any other change is
+reported and put back as nbgrader does (nbgrader's issue #1961).
 Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
-from nbgrader.api import Gradebook, GradeCell, TaskCell
+import copy
+
+from nbgrader.api import Gradebook, GradeCell, MissingEntry, TaskCell
 from nbgrader.preprocessors import OverwriteCells
+
+from .clearhiddentests import ClearHiddenTests
 
 
 class SourceCells:
@@ -49,3 +61,26 @@ class OverwriteCellsAtOnce(OverwriteCells):
                 nb, resources = self.add_missing_grade_cells(nb, resources)
                 nb, resources = self.add_missing_task_cells(nb, resources)
         return nb, resources
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source = None   # nbgrader's own pass says so
+            if source is not None and source.locked and cell.source != source.source \
+                    and cell.source == self.released_source(cell, source.source, resources, cell_index):
+                cell.source = source.source   # the hidden tests back: no change of the learner's
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def released_source(self, cell, source, resources, cell_index):
+        """What the release has in this cell when its source is ``source``: the source without
+        its hidden tests (nbgrader's ClearHiddenTests, as generate_assignment runs it)."""
+        released = copy.deepcopy(cell)
+        released.source = source
+        try:
+            ClearHiddenTests(parent=self).preprocess_cell(released, resources, cell_index)
+        except Exception:   # a cell it refuses is not a release's cell
+            return None
+        return released.source
