@@ -11,6 +11,10 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".nbgr
 # student left in the exchange stays a link, and the grader refuses that submission, naming it
 # (assignments/grading/upstream/collect.py). Not a speed-up: stock mode keeps it too.
 c.ExchangeFactory.collect = "assignments.grading.upstream.collect.LinkKeepingCollect"
+# Release puts into the exchange what the students' kernel will write into each notebook's
+# metadata when JupyterLab opens it (language_info): a fetched, untouched notebook then shows
+# no unsaved changes. The release folder stays as generated (upstream/release.py).
+c.ExchangeFactory.release_assignment = "assignments.grading.upstream.release.KernelInfoRelease"
 
 # Stubs that replace the solution regions in the student version.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
@@ -78,7 +82,8 @@ c.FeedbackExporter.words = "assignments.grading.contract.messages.page_words"
 c.Exporter.optimistic_validation = True
 c.GenerateFeedback.preprocessors = [
     "assignments.grading.upstream.getgrades.GetGradesAtOnce",
-    "nbgrader.preprocessors.ClearHiddenTests",
+    # nbgrader's, taking the exporter's configuration (upstream/clearhiddentests.py)
+    "assignments.grading.upstream.clearhiddentests.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 

@@ -70,6 +70,8 @@ RELIED_ON = {
     "nbgrader.api.get_alembic_version": "speedups.py replaces it",
     "nbgrader.plugins.export.CsvExportPlugin.export": "export.py writes what it writes",
     "nbgrader.exchange.default.exchange.Exchange.do_copy": "collect.py replaces it (keeps links as links)",
+    "nbgrader.exchange.default.release_assignment.ExchangeReleaseAssignment.copy_files":
+        "release.py rewrites what its do_copy copied",
     "nbgrader.nbgraderformat.common.BaseMetadataValidator.validate_cell": "speedups.py replaces its jsonschema",
     "ipykernel.ipkernel.IPythonKernel.do_execute": "shipped/harness.py's run_cell replies as it does",
     "ipykernel.ipkernel._accepts_parameters": "shipped/zygote.py's signatures_once caches it",
