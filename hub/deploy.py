@@ -116,8 +116,9 @@ def proxy(prefix):
         f.write(stamp)
 
 
-def user(name, home_root, passwords):
-    """A local user with a private home and a password (kept, or made and remembered)."""
+def user(name, home_root, passwords, full_name=""):
+    """A local user with a private home and a password (kept, or made and remembered), and
+    their full name when one is given (the system's comment field, GECOS)."""
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
@@ -126,6 +127,9 @@ def user(name, home_root, passwords):
              "--user-group", name])
         entry = pwd.getpwnam(name)
         say(f"user {name} created")
+    if full_name and entry.pw_gecos.split(",")[0] != full_name:
+        run(["usermod", "--comment", full_name, name])
+        entry = pwd.getpwnam(name)
     os.chmod(entry.pw_dir, 0o700)
     if name not in passwords:
         passwords[name] = secrets.token_urlsafe(12)
@@ -164,6 +168,73 @@ def course(entry, folder, venv, refresh):
     if fresh or refresh:   # the checks and check data beside the source notebooks, as course staff build them
         as_user(entry, [os.path.join(venv, "bin", "python"), "-m", "assignments", "release"], cwd=folder,
                 path=os.path.join(venv, "bin") + ":/usr/bin:/bin", stdout=subprocess.DEVNULL)
+
+
+def parse_students(text):
+    """``--students``: comma-separated ``name`` or ``name:Full Name`` entries, as (name, full name)."""
+    found = []
+    for item in text.split(","):
+        name, _, full_name = item.partition(":")
+        if name.strip():
+            found.append((name.strip(), full_name.strip()))
+    return found
+
+
+def student_names(entries):
+    """The gradebook's rows of the students: id, first and last name, from each user's full
+    name on the system (GECOS: "Ada Lovelace" is first name Ada, last name Lovelace); a user
+    without one is listed by their user name as last name. Without these rows formgrader
+    names every student "None, None" (collect adds them with no names)."""
+    rows = []
+    for entry in entries:
+        full_name = entry.pw_gecos.split(",")[0].strip()
+        first, _, last = full_name.rpartition(" ")
+        rows.append({"id": entry.pw_name, "first_name": first if full_name else "",
+                     "last_name": last if full_name else entry.pw_name})
+    return rows
+
+
+def gradebook_students(instructor, folder, venv, entries):
+    """The students in the course's gradebook with their names (nbgrader db student add), as
+    the instructor; run again, it updates them."""
+    for row in student_names(entries):
+        as_user(instructor, [os.path.join(venv, "bin", "nbgrader"), "db", "student", "add", row["id"],
+                             f"--first-name={row['first_name']}", f"--last-name={row['last_name']}"],
+                cwd=folder, path=os.path.join(venv, "bin") + ":/usr/bin:/bin", stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+
+
+# nbgrader's JupyterLab extension: "(view feedback)" in the Assignments panel shows the feedback's
+# folder in the file browser (filebrowser:go-to-path), where the student must then find the page.
+# The same link, made to open each notebook's page too (docmanager:open). Its compiled code,
+# as nbgrader 0.9.6 ships it (hub/requirements.txt pins it through constraints.txt): deploy.py
+# changes that one statement and says so if it is not found.
+VIEW_FEEDBACK = 'n.commands.execute("filebrowser:go-to-path",{path:a})'
+VIEW_FEEDBACK_PAGES = ('n.commands.execute("filebrowser:go-to-path",{path:a}).then(function(){'
+                       '(i.rnnCourseNotebooks||[]).forEach(function(b){n.commands.execute("docmanager:open",'
+                       '{path:a+"/"+b.notebook_id+".html"})})})')
+VIEW_FEEDBACK_DATA = 'i.innerText=" (view feedback)"'
+VIEW_FEEDBACK_DATA_PAGES = 'i.rnnCourseNotebooks=this.data.notebooks,i.innerText=" (view feedback)"'
+
+
+def feedback_link(venv):
+    """Make "(view feedback)" open the feedback pages (VIEW_FEEDBACK); True if it does."""
+    static = os.path.join(venv, "share", "jupyter", "labextensions", "@jupyter", "nbgrader", "static")
+    for name in sorted(os.listdir(static)) if os.path.isdir(static) else ():
+        path = os.path.join(static, name)
+        if not name.endswith(".js"):
+            continue
+        with open(path, encoding="utf-8") as f:
+            code = f.read()
+        if VIEW_FEEDBACK_PAGES in code:
+            return True
+        if code.count(VIEW_FEEDBACK) == 1 and code.count(VIEW_FEEDBACK_DATA) == 1:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(code.replace(VIEW_FEEDBACK, VIEW_FEEDBACK_PAGES).replace(VIEW_FEEDBACK_DATA, VIEW_FEEDBACK_DATA_PAGES))
+            return True
+    say("WARNING: nbgrader's Assignments panel is not the one deploy.py knows: "
+        "(view feedback) opens the feedback's folder only")
+    return False
 
 
 def write(path, text, owner=None, mode=0o644):
@@ -207,6 +278,9 @@ def jupyter_settings(venv, exchange, instructor, course_folder):
           json.dumps({"ServerApp": {"terminado_settings": {"shell_command": terminal_shell(venv)}}}, indent=2))
     write(os.path.join(etc, "labconfig", "page_config.json"),
           json.dumps({"disabledExtensions": {p: True for p in INSTRUCTOR_PLUGINS}}, indent=2))
+    # formgrader's grading page: MathJax from the server itself (hub/templates/formgrade/)
+    with open(os.path.join(HUB, "templates", "formgrade", "mathjax.html.j2"), encoding="utf-8") as f:
+        write(os.path.join(venv, "share", "jupyter", "nbconvert", "templates", "formgrade", "mathjax.html.j2"), f.read())
     # JupyterLab asks nobody whether to fetch Jupyter's news, nor looks for updates
     write(os.path.join(venv, "share", "jupyter", "lab", "settings", "overrides.json"),
           json.dumps({"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}},
@@ -229,7 +303,9 @@ def main(argv=None):
     parser.add_argument("--venv", default=None, help="the hub's Python environment (default PREFIX/venv)")
     parser.add_argument("--python", default="/usr/bin/python3", help="a Python every user can run")
     parser.add_argument("--instructor", default="instructor")
-    parser.add_argument("--students", default="student1,student2", help="comma-separated user names")
+    parser.add_argument("--students", default="student1,student2",
+                        help="comma-separated user names, each optionally with the student's full name: "
+                             "ana:Ana Lima,bo:Bo Chen (formgrader lists students by name)")
     parser.add_argument("--home-root", default="/home", help="where new users' homes are made")
     parser.add_argument("--course-folder", default="rnn-course", help="the course folder, in the instructor's home")
     parser.add_argument("--refresh-course", action="store_true", help="copy this repository over the course folder again")
@@ -257,14 +333,16 @@ def main(argv=None):
     os.chmod(exchange, 0o1777)   # nbgrader: everybody writes; sticky: nobody removes another's folder
     passwords_file = os.path.join(state, "passwords.json")
     passwords = json.load(open(passwords_file)) if os.path.isfile(passwords_file) else {}
-    students = [s for s in args.students.split(",") if s]
+    named = parse_students(args.students)
+    students = [name for name, _ in named]
     instructor = user(args.instructor, args.home_root, passwords)
-    for name in students:
-        user(name, args.home_root, passwords)
+    entries = [user(name, args.home_root, passwords, full_name) for name, full_name in named]
     write(passwords_file, json.dumps(passwords, indent=2), mode=0o600)
     course_folder = os.path.join(instructor.pw_dir, args.course_folder)
     course(instructor, course_folder, venv, args.refresh_course)
     jupyter_settings(venv, exchange, instructor, course_folder)
+    gradebook_students(instructor, course_folder, venv, entries)
+    feedback_link(venv)
     settings = {"prefix": prefix, "venv": venv, "proxy": os.path.join(prefix, "proxy", "node_modules", ".bin",
                                                                        "configurable-http-proxy"),
                 "state": state, "instructor": args.instructor, "students": students, "ip": args.ip,

@@ -5,6 +5,8 @@
 import json
 import os
 
+from tornado.web import RedirectHandler
+
 c = get_config()  # noqa: F821
 
 PREFIX = os.environ.get("RNN_COURSE_HUB", "/opt/rnn-course-hub")
@@ -37,3 +39,13 @@ c.Spawner.default_url = "/lab"
 c.Spawner.environment = {"PATH": os.path.join(VENV, "bin") + ":/usr/local/bin:/usr/bin:/bin"}
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 90
+
+# formgrader's links to the course's folders (an assignment's name, Preview) are nbgrader's
+# `/tree/PATH`, `/notebooks/PATH` or `/edit/PATH` at the root of the site, without the user's
+# prefix /user/NAME/: right for a lone Jupyter server, a 404 on a hub (nbgrader's formgrader,
+# static/js/utils.js linkTo, when formgrader is open in its own tab). The proxy sends them
+# to the hub, which sends them on to the same page of the signed-in user's server
+# (JupyterHub's /hub/user-redirect/).
+c.JupyterHub.extra_handlers = [
+    (r"/(tree|notebooks|edit)(/.*|)", RedirectHandler, {"url": "/hub/user-redirect/{0}{1}", "permanent": False}),
+]

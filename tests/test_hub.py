@@ -46,6 +46,7 @@ PREFIX = "/var/tmp/rnn-course-hub-test"
 VENV = "/var/tmp/rnn-course-hub-venv"   # kept between runs: deploy.py rebuilds it when the pins change
 AID = "rnn_step_by_step"
 INSTRUCTOR, STUDENTS = "rnntest-teacher", ("rnntest-ada", "rnntest-ben")
+NAMES = {"rnntest-ada": "Ada Lovelace", "rnntest-ben": "Ben Okafor"}   # given to deploy.py with the user names
 # a line a student's answer cell starts with: it looks for the instructor's course folder,
 # which nothing a submission runs may see when it is graded (the sandbox), though the
 # instructor's own processes can
@@ -83,7 +84,7 @@ def hub():
     ports = [_free_port() for _ in range(3)]
     deploy = subprocess.run(
         [sys.executable, os.path.join(REPO, "hub", "deploy.py"), "--prefix", PREFIX, "--venv", VENV,
-         "--instructor", INSTRUCTOR, "--students", ",".join(STUDENTS), "--home-root", os.path.join(PREFIX, "home"),
+         "--instructor", INSTRUCTOR, "--students", ",".join(f"{s}:{NAMES[s]}" for s in STUDENTS), "--home-root", os.path.join(PREFIX, "home"),
          "--ip", "127.0.0.1", "--port", str(ports[0]), "--hub-port", str(ports[1]), "--proxy-api-port", str(ports[2])],
         capture_output=True, text=True, timeout=1800)
     assert deploy.returncode == 0, deploy.stdout[-3000:] + deploy.stderr[-3000:]
@@ -128,9 +129,12 @@ class Browser:
         from selenium.webdriver.chrome.service import Service
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
+        # no network but the hub's own address: every name fails to resolve (a CDN's too), as on
+        # a machine without internet
         for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                     "--window-size=1400,1000", "--force-device-scale-factor=1", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update"):
+                    "--disable-background-networking", "--disable-component-update",
+                    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
             options.add_argument(arg)
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         self.driver.set_script_timeout(30)
@@ -267,25 +271,29 @@ class Browser:
         return said
 
     def fetch_feedback(self):
-        """Fetch feedback in the Assignments panel, open the page from the file browser; its text."""
-        from selenium.webdriver.common.action_chains import ActionChains
+        """Fetch feedback in the Assignments panel and click "(view feedback)", which opens the page
+        itself (not only its folder in the file browser); its text. Its HTML is kept in
+        ``self.feedback_html``, and whether any output's lines run past the page's right edge in
+        ``self.feedback_overflow``."""
         self.tab("Assignments")
         self.by("#refresh_assignments_list")[0].click()
         self.click_text("#submitted_assignments_list button", "Fetch Feedback", timeout=60)
         view = self.wait(lambda: [a for a in self.by("#submitted_assignments_list a") if "view feedback" in a.text], 60,
                          "the feedback's link")[0]
         view.click()
-        item = self.wait(lambda: [e for e in self.by(".jp-DirListing-item") if ".html" in (e.get_attribute("title") or "")],
-                         30, "the feedback page in the file browser")[0]
-        ActionChains(self.driver).double_click(item).perform()
         frame = self.wait(lambda: [f for f in self.by(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe") if f.is_displayed()],
-                          60, "the feedback page")[0]
+                          60, "the feedback page, opened by (view feedback)")[0]
         time.sleep(2)
         self.shot("feedback open")
         self.driver.switch_to.frame(frame)
         try:
             html = self.wait(lambda: self.driver.page_source if "Score" in self.driver.page_source else None, 30,
                              "the page's scores")
+            self.feedback_html = html
+            self.feedback_overflow = self.driver.execute_script(
+                "return [...document.querySelectorAll('div.output_area pre')].filter(p => p.scrollWidth > p.clientWidth + 1)"
+                ".map(p => p.textContent.slice(0, 80)).concat(document.documentElement.scrollWidth > "
+                "document.documentElement.clientWidth + 1 ? ['the page is wider than its frame'] : []);")
         finally:
             self.driver.switch_to.default_content()
         return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
@@ -347,11 +355,43 @@ class Browser:
             element = found[0]
         return (self.driver.execute_script("return arguments[0].innerText;", element) or "").strip()
 
+    def folder_links(self):
+        """formgrader's links of the assignment's row to its folders (its name: source; Preview:
+        the release), followed as the instructor would (they open a new tab: here the same one);
+        for each, where it landed and what the page lists."""
+        self.formgrader()
+        row = self.wait(lambda: [r for r in self.by("tr") if r.text.startswith(AID + " ")], 60, "the assignment's row")[0]
+        hrefs = [row.find_element("css selector", f"td.{column} a").get_attribute("href") for column in ("name", "preview")]
+        landed = []
+        for href in hrefs:
+            self.driver.get(href)
+            self.wait(lambda: f"{AID}.ipynb" in self.text() or "404" in self.driver.title, 60, f"the page of {href}")
+            self.shot("formgrader's link followed")
+            landed.append((href, self.driver.current_url, self.driver.title, self.text()))
+        return landed
+
+    def rendered_math(self):
+        """On an open grading page: how many formulas MathJax drew, once it has drawn them, and
+        the TeX still readable as typed (a formula of the notebook's: \\odot)."""
+        drawn = self.wait(lambda: self.driver.execute_script(
+            "return window.MathJax && MathJax.Hub && MathJax.isReady && !MathJax.Hub.queue.pending && "
+            "document.querySelectorAll('.MathJax, .MathJax_CHTML, .MathJax_Display, .MathJax_MathML').length;"),
+            60, "MathJax to draw the page's math")
+        raw = self.driver.execute_script("return document.querySelector('#notebook-container').innerText;").count("\\odot")
+        self.shot("grading page's math")
+        return drawn, raw
+
     def autograde(self, student):
         self.formgrader(f"manage_submissions/{AID}")
         row = self.wait(lambda: [r for r in self.by("tr") if student in r.text], 60, f"{student}'s row")[0]
         row.find_element("css selector", "td.autograde a").click()
         return self.modal("autograde")
+
+    def submissions_page(self):
+        """The text of formgrader's list of the assignment's submissions (Manage Submissions)."""
+        self.formgrader(f"manage_submissions/{AID}")
+        self.wait(lambda: len(self.by("td.autograde a")) >= len(STUDENTS), 60, "the submissions")
+        return re.sub(r"\s+", " ", self.text())
 
     def open_submission(self, student, gradebook):
         """The grading page of a student's submission (formgrader shows them by number)."""
@@ -405,7 +445,13 @@ def test_a_term_on_the_hub(hub):
     try:
         # 1. the instructor generates and releases the assignment from formgrader
         teacher.log_in()
-        assert "Successfully created the student version" in teacher.assignment_action("assign")
+        said = teacher.assignment_action("assign")
+        assert "Successfully created the student version" in said
+        # formgrader's links to the folders land in the instructor's server (issue 41: nbgrader's
+        # /tree/... without /user/NAME/ was a 404)
+        for href, landed, title, text in teacher.folder_links():
+            assert f"/user/{INSTRUCTOR}/tree/rnn-course/" in landed and "404" not in title, (href, landed, title)
+            assert f"{AID}.ipynb" in text, (href, landed, text[:300])
         for name in os.listdir(os.path.join(REPO, "release", AID)):
             with open(os.path.join(REPO, "release", AID, name), "rb") as a, \
                     open(os.path.join(course, "release", AID, name), "rb") as b:
@@ -421,6 +467,10 @@ def test_a_term_on_the_hub(hub):
         for name, browser in students.items():
             browser.log_in()
             release = browser.fetch_and_open()
+            # the freshly fetched notebook, its kernel started, has no unsaved changes (issue 41:
+            # JupyterLab wrote the kernel's language_info into it, and showed the dot)
+            time.sleep(2)
+            assert not browser.by(".jp-mod-dirty"), f"{name}: a fetched, untouched notebook shows unsaved changes"
             browser.write_answers(release, answers[name])
             outputs = browser.run_all_and_save()
             checks[name] = {c.metadata["nbgrader"]["grade_id"][5:]: outputs[i] for i, c in enumerate(release.cells)
@@ -434,8 +484,13 @@ def test_a_term_on_the_hub(hub):
         # 3. the instructor collects and grades: formgrader's Autograde button for one
         # student, `python -m assignments grade` for the class
         assert "Processing 2 submissions" in teacher.assignment_action("collect")
+        names = teacher.submissions_page()   # the students by their names, which the deployment knows
+        assert "None, None" not in names and all(", ".join(NAMES[s].split()[::-1]) in names for s in STUDENTS), names
         said = teacher.autograde(ada)
         assert "Successfully autograded" in said, said   # in full: formgrader's log and traceback
+        # a perfect submission's log has no warning (issue 41: one "Attribute 'checksum' ... has changed!"
+        # per test cell, whose hidden tests nbgrader puts back)
+        assert "has changed" not in said, said
         from nbgrader.api import Gradebook
         with Gradebook(gradebook) as gb:
             by_button = gb.find_submission(AID, ada).score
@@ -451,6 +506,7 @@ def test_a_term_on_the_hub(hub):
         with open(log, encoding="utf-8", errors="replace") as f:
             said = f.read()
         assert code == "0", said[-3000:]   # without the terminal's PATH: "bash: python: command not found", 127
+        assert "has changed" not in said, said[-3000:]
         with open(os.path.join(course, "results", AID, "results.json")) as f:
             results = {s["student"]: s for s in json.load(f)["submissions"]}
         assert by_button == results[ada]["score"] == 100.0
@@ -467,6 +523,8 @@ def test_a_term_on_the_hub(hub):
         # the instructor reads each function's score and the judge's words, and gives a score by hand
         page = teacher.open_submission(ben, gradebook)
         assert "Recognised mistake [rnn_grads_not_accumulated]" in page and "rnn_backward passed 1 of 5 hidden cases" in page
+        drawn, raw = teacher.rendered_math()   # with no network: MathJax served by the instructor's server
+        assert drawn > 50 and raw == 0, (drawn, raw)
         teacher.give_score("test_rnn_backward", 12)
         with Gradebook(gradebook) as gb:
             assert gb.find_grade("test_rnn_backward", AID, AID, ben).manual_score == 12.0
@@ -475,7 +533,9 @@ def test_a_term_on_the_hub(hub):
         with Gradebook(gradebook) as gb:
             assert gb.find_grade("test_rnn_backward", AID, AID, ben).manual_score == 12.0
             scores = {name: gb.find_submission(AID, name).score for name in STUDENTS}
-        assert "Successfully generated feedback" in teacher.assignment_action("generate-feedback")
+        said = teacher.assignment_action("generate-feedback")
+        assert "Successfully generated feedback" in said
+        assert "not recognized" not in said, said   # issue 41: "display_data_priority not recognized by ClearHiddenTests"
         assert "Successfully released feedback" in teacher.assignment_action("release-feedback")
 
         # 4. each student fetches their own feedback and opens it
@@ -486,6 +546,19 @@ def test_a_term_on_the_hub(hub):
             assert f"(Score: {other:.1f} / 100.0)" not in page
             assert ("rnn_grads_not_accumulated" in page) == (name == ben)
         assert "rnn_backward (Score: 12.0 / 15.0)" in pages[ben]   # the score given by hand
+        # the cell scored by hand says that score alone: the autograder's, printed as the cell's
+        # result, is gone (issue 41: the header said 12.0, the output below it the autograder's)
+        auto = [e["score"] for e in results[ben]["exercises"] if e["id"] == "rnn_backward"][0]
+        assert auto != 12.0
+        html = students[ben].feedback_html
+        cell = html[html.index('<a name="test_rnn_backward">'):]
+        cell = cell[:cell.index("<a name=", 10)]
+        assert "Score: 12.0 / 15.0" in cell and "output_execute_result" not in cell, cell[:3000]
+        assert "rnn_backward passed 1 of 5 hidden cases" in re.sub(r"<[^>]+>", "", cell)
+        assert "output_execute_result" in students[ada].feedback_html   # a cell not scored by hand keeps it
+        # the judge's verdicts wrap inside the page (issue 41: one long line ran off to the right)
+        for name, browser in students.items():
+            assert browser.feedback_overflow == [], (name, browser.feedback_overflow)
     except Exception:
         print(f"\n[artifact] screenshots of every step: {ARTIFACTS}")
         raise
