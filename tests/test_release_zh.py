@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from helpers import REPO, tree_digest
 
-from assignments.grading.authoring import release, translate
+from assignments.grading.authoring import release, shipped_text, translate
 from assignments.grading.contract import messages
 from assignments.grading.contract.assignment import known, load
 
@@ -29,7 +29,13 @@ def notebooks(aid):
 
 
 def code_only(source):
-    """A code cell's code: its tokens without comments, docstrings replaced by a marker."""
+    """A code cell's code: its tokens without comments, docstrings and printed messages replaced
+    by a marker (an ungraded cell's messages are translated: translate._printed)."""
+    try:
+        for m in reversed(shipped_text.messages_of(source)):
+            source = source[:m.start] + '"<message>"' + source[m.end:]
+    except (SyntaxError, ValueError):
+        pass
     try:
         tree = ast.parse(source)
         for node in ast.walk(tree):

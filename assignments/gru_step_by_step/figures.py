@@ -30,10 +30,10 @@ def _bridge(c, x, y, vertical, fill=CELL_FILL):
         N_("The cell of gru_cell_forward. Along the top, the previous hidden state a_prev runs from the left to the "
            "new hidden state a_next on the right, through two element-wise steps: a multiplication by 1 minus the "
            "update gate z_t (the share of the old state that is kept), then the addition of the update gate z_t "
-           "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column z, which "
+           "times the candidate c-tilde_t. At the bottom left, a_prev and xt are stacked into one column v, which "
            "runs along a line that feeds two sigmoid boxes: the reset gate r_t on the left and the update gate z_t "
            "on the right. The reset gate multiplies a_prev element by element; that product is stacked on top of "
-           "xt (a branch of xt comes up from below, passing under the line of z) and goes into the tanh of the "
+           "xt (a branch of xt comes up from below, passing under the line of v) into a box labelled [r⊙a; x], and goes into the tanh of the "
            "candidate c-tilde_t. The candidate's line passes over the update gate's line to reach the "
            "multiplication by z_t. From a_next, a branch goes up through a softmax and leaves at the top as the "
            "prediction yt_pred."))
@@ -51,7 +51,7 @@ ZX, ZY = 2.9, 3.1              # the stack z, and where xt comes up
 
 
 def _cell_state_and_gates(c):
-    """The hidden state's line along the top, and the stack z feeding the two gates."""
+    """The hidden state's line along the top, and the stack v feeding the two gates."""
     top, gate, bus = TOP, GATE, BUS
     reset, update, blend, zx, zy = RESET, UPDATE, BLEND, ZX, ZY
     c.box(8.6, 4.7, 13.8, 7.8)
@@ -66,11 +66,11 @@ def _cell_state_and_gates(c):
     c.arrow([(blend + 0.22, top), (17.0, top)])
     c.text(16.4, top + 0.45, r"$a^{\langle t\rangle}$", size=13)
     c.code(16.4, top - 0.42, "a_next")
-    # z = [a_prev; xt] feeds both gates
+    # v = [a_prev; xt] feeds both gates (the stacked column; z_t is the update gate)
     c.ax.add_patch(patches.Circle((2.0, top), 0.07, color=INK, zorder=5))
-    c.arrow([(2.0, top), (2.0, bus), (zx - 0.4, bus)], head=False)
-    c.box(zx, bus, 0.8, 0.55, "z", fc=PANEL, size=11, radius=0.12)
-    c.arrow([(zy, 0.2), (zy, bus - 0.27)], head=False)
+    c.arrow([(2.0, top), (2.0, bus), (zx - 0.4, bus)])
+    c.box(zx, bus, 0.8, 0.55, "v", fc=PANEL, size=11, radius=0.12)
+    c.arrow([(zy, 0.2), (zy, bus - 0.27)])
     c.text(zy + 0.3, 0.45, r"$x^{\langle t\rangle}$", size=13, ha="left")
     c.code(zy + 1.05, 0.42, "xt", ha="left")
     c.arrow([(zx + 0.4, bus), (update, bus)], head=False)
@@ -91,14 +91,18 @@ def _cell_candidate_and_output(c):
     c.arrow([(reset, top), (reset, mid + 0.22)])
     c.node(reset, mid, "×", color=GATES["r"])
     c.arrow([(reset, gate + 0.4), (reset, mid - 0.22)], color=GATES["r"])
-    c.arrow([(reset + 0.22, mid), (stack - 0.3, mid)])
+    c.arrow([(reset + 0.22, mid), (stack - 0.35, mid)])
     c.text((reset + stack) / 2 - 0.1, mid + 0.42, r"$r_t \odot a^{\langle t-1\rangle}$", size=10.5)
     # ... stacked on top of xt, whose branch passes under the line of z
     c.ax.add_patch(patches.Circle((zy, low), 0.07, color=INK, zorder=5))
     c.arrow([(zy, low), (stack, low), (stack, mid - 0.5)])
     _bridge(c, stack, bus, vertical=False)
-    c.box(stack, mid, 0.6, 1.0, fc=PANEL, radius=0.1)
-    c.arrow([(stack + 0.3, mid), (cand - 0.48, mid)])
+    c.box(stack, mid, 0.7, 1.0, fc=PANEL, radius=0.1)
+    # what it stacks, [r⊙a; x]: the top part over the bottom one, as the column is
+    c.text(stack, mid + 0.22, r"$r{\odot}a$", size=9.5)
+    c.ax.plot([stack - 0.25, stack + 0.25], [mid, mid], color=INK, lw=0.6, zorder=3)
+    c.text(stack, mid - 0.25, r"$x$", size=10)
+    c.arrow([(stack + 0.35, mid), (cand - 0.48, mid)])
     c.box(cand, mid, 0.95, 0.8, "tanh", fc=PANEL, ec=GATES["c"], size=11, color=GATES["c"])
     c.text(cand, mid + 0.7, N_("candidate"), size=9.5, color=GATES["c"])
     c.text(cand + 0.75, mid - 0.32, r"$\tilde{c}_t$", size=12, color=GATES["c"], ha="left")

@@ -84,9 +84,9 @@ CATALOG = (
             "candidate."),
     Mistake("gru_update_swapped", "gru_cell_forward",
             edits((MIX, "a_next = (1 - zt) * cct + zt * a_prev")),
-            "The update gate's two weights are exchanged: your a_next keeps a share zt of the old "
+            "The update gate's two shares are exchanged: your a_next keeps a share zt of the old "
             "state and takes 1 - zt of the candidate. Some libraries use that convention, but "
-            "here zt is the share of the new candidate (the spec's equation for a_next)."),
+            "here zt is the share of the new candidate (Exercise 1's equation for a_next)."),
     Mistake("gru_state_mix_wrong", "gru_cell_forward",
             each((MIX, "a_next = zt * cct + a_prev"), (MIX, "a_next = zt * cct"), (MIX, "a_next = cct + (1 - zt) * a_prev")),
             "a_next is not a blend of the candidate and the previous state. The update gate "
@@ -150,7 +150,7 @@ CATALOG = (
                  (DA_PREV, DA_PREV.replace("da_next * (1 - zt)", "da_next")),
                  (DA_PREV, DA_PREV.replace("da_next * (1 - zt)", "da_next * zt"))),
             "da_prev gets the direct path wrong. Part of a_prev is copied straight into a_next, "
-            "weighted by the update gate's complement; that share of da_next flows straight "
+            "with the coefficient 1 - zt; that share of da_next flows straight "
             "back to a_prev, besides the paths through the candidate and the gates."),
     Mistake("gru_da_prev_candidate_path", "gru_cell_backward",
             each((DA_PREV, DA_PREV.replace(" + rt * dra", "")), (DA_PREV, DA_PREV.replace("rt * dra", "dra"))),

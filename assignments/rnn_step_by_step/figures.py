@@ -315,10 +315,10 @@ def lstm_cell():
     # the stacked input z = [a_prev; x_t] feeds the four gates
     c.text(0.45, low + 0.45, r"$a^{\langle t-1\rangle}$", ha="left", size=13)
     c.code(0.45, low - 0.42, "a_prev", ha="left")
-    c.arrow([(0.4, low), (2.45, low), (2.45, bus - 0.27)], head=False)
+    c.arrow([(0.4, low), (2.45, low), (2.45, bus - 0.27)])
     c.text(3.05, 0.4, r"$x^{\langle t\rangle}$", size=13, ha="left")
     c.code(3.8, 0.38, "xt", ha="left")
-    c.arrow([(2.8, 0.2), (2.8, bus - 0.27)], head=False)
+    c.arrow([(2.8, 0.2), (2.8, bus - 0.27)])
     c.box(2.62, bus, 0.8, 0.55, "z", fc=PANEL, size=11, radius=0.12)
     c.arrow([(3.02, bus), (9.7, bus)], head=False)
     gates = [("f", 4.3, r"$\sigma$", r"$f_t$", N_("forget")), ("i", 6.1, r"$\sigma$", r"$i_t$", N_("input")),
@@ -451,7 +451,8 @@ def lstm_backward():
            r" + W_o^T \delta_o$", size=10.5, color=GRAD)
     c.arrow([(4.3, mid - 0.65), (4.3, low), (0.4, low)], color=GRAD)
     c.text(0.45, low + 0.45, r"$da_{prev}$", size=13, color=GRAD, ha="left")
-    c.code(0.45, low - 0.42, N_("the top n_a rows"), size=8.5, color=GRAD, ha="left")
+    # two short lines, so that the label ends before the cell's border (x = 2.2)
+    c.code(0.45, low - 0.62, N_("the top\nn_a rows"), size=8.5, color=GRAD, ha="left")
     c.arrow([(7.4, mid - 0.65), (7.4, 0.3)], color=GRAD)
     c.text(7.65, 0.7, r"$dx_t$", size=13, color=GRAD, ha="left")
     c.code(8.5, 0.67, N_("the other n_x rows"), size=8.5, color=GRAD, ha="left")
@@ -465,7 +466,8 @@ def lstm_backward():
            "added to it between steps. The lower lane carries the hidden-state gradient da_prev; it also starts "
            "as zeros at the last step, and before each step t a plus node adds the gradient from above, "
            "da[:,:,t], which comes down across the upper lane. So step t calls lstm_cell_backward with "
-           "da[:,:,t] + da_prev, dc_prev and caches[t]. Each cell sends dx[:,:,t] down. What leaves step 0 on the "
+           "da[:,:,t] + da_prev, dc_prev and step_caches[t], the step's own cache (step_caches, x = caches). "
+           "Each cell sends dx[:,:,t] down. What leaves step 0 on the "
            "lower lane is da0; what leaves it on the upper lane is not returned, because the first cell state "
            "is a constant (zeros). At the bottom, a long box holds the running totals dWf, dbf, dWi, dbi, dWc, "
            "dbc, dWo and dbo, and an arrow marked += from every cell adds that step's gradients to them."))
@@ -475,7 +477,7 @@ def lstm_backward_loop():
     cell_y, cell_h = 5.55, 2.3
     first, second, last = 3.9, 8.6, 14.9
     steps = [(first, "0"), (second, "1"), (last, "T_x-1")]
-    c.text(9.4, 9.4, N_("lstm_backward: at step t, lstm_cell_backward(da[:,:,t] + da_prev, dc_prev, caches[t])"),
+    c.text(9.4, 9.4, N_("lstm_backward: at step t, lstm_cell_backward(da[:,:,t] + da_prev, dc_prev, step_caches[t])"),
            size=10, color=INK)
     for x, t in steps:
         c.box(x, cell_y, 1.9, cell_h)

@@ -171,7 +171,7 @@ def _schema(spec, output):
 def _where(path, index, schema):
     if schema and schema[0] == "tuple" and index < len(schema[1]):
         label, child = schema[1][index]
-        return f"{path}[{index}] ({label})", child
+        return tr("{path}[{index}] ({label})", path=path, index=index, label=label), child
     if schema and schema[0] == "steps":
         return tr("{path}[{index}] (time step {index})", path=path, index=index), schema[1]
     return f"{path}[{index}]", None

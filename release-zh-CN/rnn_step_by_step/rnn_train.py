@@ -38,7 +38,7 @@ def recall_task(rng, n_symbols, T, m):
 def init_parameters(kind, n_x, n_a, n_y, rng, forget_bias=3.0):
     """Small random weights. The LSTM's forget gate starts mostly open (sigmoid(3) = 0.95):
     its memory lasts from the start, and training teaches it what to keep; started near
-    0.5, the memory of step 1 would be halved at every step and gone long before step 40."""
+    0.5, the memory of step 0 would be halved at every step and gone long before step 39."""
     def w(rows, cols):
         return rng.normal(0, 1 / np.sqrt(cols), size=(rows, cols))
     if kind == "rnn":

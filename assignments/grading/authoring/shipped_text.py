@@ -69,9 +69,12 @@ def messages_of(source: str) -> list[Message]:
     for line in lines:
         offsets.append(offsets[-1] + len(line))
     found = []
+    def column(line: int, byte: int) -> int:   # ast counts a line's columns in UTF-8 bytes
+        return len(lines[line - 1].encode("utf-8")[:byte].decode("utf-8"))
+
     for expr, plot in _said(ast.parse(source)):
-        start = offsets[expr.lineno - 1] + expr.col_offset
-        end = offsets[expr.end_lineno - 1] + expr.end_col_offset   # type: ignore[operator]
+        start = offsets[expr.lineno - 1] + column(expr.lineno, expr.col_offset)
+        end = offsets[expr.end_lineno - 1] + column(expr.end_lineno, expr.end_col_offset)   # type: ignore[arg-type]
         segment = source[start:end]
         parts = LITERAL.findall(segment)
         if LITERAL.sub("", segment).strip() or any(set(prefix.lower()) - {"f"} for prefix, _ in parts):

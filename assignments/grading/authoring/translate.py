@@ -28,6 +28,10 @@ from . import shipped_text
 from .notebook import EXPECTED_HEADER
 
 COMMENT = re.compile(r"^(\s*)# (.*\S)\s*$")
+TRAILING = re.compile(r"^(\s*[^#\s'\"][^#'\"]*?)(\s+)# ([A-Za-z].*\S)\s*$")
+"""A comment after code on its line (code without quotes, so that the # cannot be in a string)."""
+WORDS = re.compile(r"(?<![\w.\[])[A-Za-z]{3,}(?=\s|$)")
+"""A printed message that reads as words ("they agree"), not as a label of code ("a_next.shape =")."""
 
 
 def po_path(assignment_id, lang):
@@ -63,6 +67,8 @@ def _comments(source):
             hidden = False
         elif not hidden and COMMENT.match(line) and not COMMENT.match(line).group(2).startswith("#"):
             found.append(COMMENT.match(line).group(2))
+        elif not hidden and TRAILING.match(line):
+            found.append(TRAILING.match(line).group(3))
     return found
 
 
@@ -72,9 +78,10 @@ def _printed(cell):
     if meta.get("solution") or meta.get("grade"):
         return []
     try:
-        return [m.text for m in shipped_text.messages_of(cell.source)]
+        said = [m.text for m in shipped_text.messages_of(cell.source)]
     except (SyntaxError, ValueError):
         return []
+    return [text for text in said if WORDS.search(shipped_text.FIELD.sub("", text))]
 
 
 def prose(cell):
@@ -132,8 +139,12 @@ def _code_cell(source, words):
             source = source.replace(doc, words[doc], 1)
     lines = []
     for line in source.splitlines():
-        m = COMMENT.match(line)
-        lines.append(f"{m.group(1)}# {words[m.group(2)]}" if m and m.group(2) in words else line)
+        m, t = COMMENT.match(line), TRAILING.match(line)
+        if m and m.group(2) in words:
+            line = f"{m.group(1)}# {words[m.group(2)]}"
+        elif t and t.group(3) in words:
+            line = f"{t.group(1)}{t.group(2)}# {words[t.group(3)]}"
+        lines.append(line)
     return "\n".join(lines) + ("\n" if source.endswith("\n") else "")
 
 

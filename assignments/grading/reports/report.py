@@ -27,6 +27,9 @@ TOP_MISTAKES = 15   # bars in the mistakes chart (the table lists them all)
 BINS = 20           # bars in the score histogram
 
 
+# A submission's status (results.json), as the report says it in the instructor's language.
+STATUSES = (N_("graded"), N_("unreadable"), N_("incomplete"), N_("error"))
+
 # What the grader's flags mean (docs/grading.md, Flags), grouped as the report shows them.
 FAULT_KINDS = ("timeout", "notebook_timeout", "memory", "dead_kernel", "exit", "output_flood",
                "invalid_output", "no_result", "no_judge")
@@ -70,7 +73,7 @@ def summary(results, say=english):
         cells = []
         for e in s["exercises"]:
             cells.append(f"{'ok':>4}" if e["passed"] else f"{e['score']:>4g}")
-        lines.append(f"{_pad(s['student'], width)}  {s['status']:<10}  {s['score']:>6g}  " + " ".join(cells))
+        lines.append(f"{_pad(s['student'], width)}  {_pad(say(s['status']), 10)}  {s['score']:>6g}  " + " ".join(cells))
         named = [f"{e['id']}: {', '.join(e['diagnoses'])}" for e in s["exercises"] if e["diagnoses"]]
         if named:
             lines.append(f"{'':<{width}}  " + say("mistakes named: {named}", named="; ".join(named)))
