@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import inspect
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -171,3 +172,213 @@ def test_the_shipped_catalog_ignores_the_template_creation_date(tmp_path, monkey
     assert b"2000-01-01" in po.read_bytes()
     monkeypatch.setattr(messages, "po_path", lambda lang: str(po))
     assert messages.compiled("zh-CN") == before
+
+
+# The Chinese as a reader sees it (issue 43): every zh-CN sentence of every catalog (the course's
+# messages, the figures' labels, the report's words; the notebooks' prose, comments, docstrings
+# and printed messages; the shipped files' messages) is held to the typography of Simplified
+# Chinese and says no English word outside code.
+
+CJKISH = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef“”‘’—…"
+CODE_SPANS = re.compile(r"```.*?```|<svg.*?</svg>|<!--.*?-->|\$\$.*?\$\$|\$[^$\n]*\$|``.+?``|`[^`\n]*`"
+                        r"|\]\(figure:[^)]*\)|https?://\S+", re.S)
+FIELDS = re.compile(r"\{[^{}]*\}|%\([a-z_]+\)[sd]|%[sd]")
+
+
+def zh_catalogs(locale_dir=None):
+    """{file name: Babel catalog} of the zh-CN catalogs: the course's and each notebook's."""
+    from babel.messages.pofile import read_po
+    folder = os.path.join(locale_dir or messages.LOCALE_DIR, "zh_CN", "LC_MESSAGES")
+    found = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".po"):
+            with open(os.path.join(folder, name), "rb") as f:
+                found[name] = read_po(f, locale="zh_CN")
+    return found
+
+
+def zh_texts(locale_dir=None):
+    """(where, kind, English, Chinese) of every translated text of the zh-CN catalogs. kind:
+    "prose" (a notebook's markdown), "comment" and "docstring" (inside a code cell, read as
+    code), "message" (everything else: printed, raised, shown on a page or drawn in a figure)."""
+    import nbformat
+
+    from assignments.grading.authoring import translate
+    kinds = {}
+    for aid in known():
+        a = load(aid)
+        nb = nbformat.read(os.path.join(a.source_dir, a.notebook + ".ipynb"), as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                kinds[(cell.get("id"), cell.source)] = "prose"
+            elif cell.cell_type == "code":
+                kinds.update({(cell.get("id"), d): "docstring" for d in translate._docstrings(cell.source)})
+                kinds.update({(cell.get("id"), c): "comment" for c in translate._comments(cell.source)})
+    found = []
+    for name, catalog in zh_catalogs(locale_dir).items():
+        for m in catalog:
+            if not m.id or m.fuzzy:
+                continue
+            ids = m.id if isinstance(m.id, tuple) else (m.id,)
+            strings = m.string if isinstance(m.string, tuple) else (m.string,)
+            for english, chinese in zip(ids, strings):
+                if chinese:
+                    found.append((f"{name} {m.context or ''}".strip(), kinds.get((m.context, english), "message"),
+                                  english, chinese))
+    return found
+
+
+def _as_read(text):
+    """A text with its code, math and placeholders each replaced by a mark (⌘, neither a word
+    nor Chinese), so that what remains is the words a reader reads around them."""
+    return FIELDS.sub("⌘", CODE_SPANS.sub("⌘", text))
+
+
+def typography_problems(kind, chinese):
+    """What breaks Simplified Chinese typography in a text: a space or a line break between two
+    Chinese characters (a browser renders a wrapped line's break as a space), ASCII quotes around
+    Chinese (say “ ”), half-width , ; : ? ! . ( ) inside a Chinese sentence, a lone dash (——)."""
+    c = f"[{CJKISH}]"
+    text = _as_read(chinese)
+    if kind == "prose":   # markdown's emphasis marks are not read: "**每一个**\n时间步" shows a space too
+        text = re.sub(r"\*+", "", text)
+    found = []
+    gap = r"[ \t]*\n[ \t]*| " if kind in ("prose", "message") else r" "
+    for m in re.finditer(rf"{c}(?:{gap}){c}", text):
+        if kind in ("comment", "docstring") and text[m.end():m.end() + 1] == " ":
+            continue
+        found.append(f"a space between Chinese characters: {text[max(0, m.start() - 12):m.end() + 12]!r}")
+    for m in re.finditer(rf'"[^"\n]*{c}[^"\n]*"', text):
+        found.append(f"ASCII quotes around Chinese (use “ ”): {m.group()[:40]!r}")
+    for m in re.finditer(rf"{c}[,;:?!]|{c}\.(?=\s|$)|[,;:?!]\s*(?={c}[^{CJKISH}]*{c})", text):
+        found.append(f"half-width punctuation in a Chinese sentence: {text[max(0, m.start() - 10):m.end() + 10]!r}")
+    for m in re.finditer(rf"\([^()\n]*{c}[^()\n]*\)", text):
+        found.append(f"half-width parentheses around Chinese (use （ ）): {m.group()[:40]!r}")
+    for m in re.finditer(r"(?<!—)—(?!—)", text):
+        if re.search(c, text[max(0, m.start() - 6):m.end() + 6]):
+            found.append(f"a lone dash in Chinese (use ——): {text[max(0, m.start() - 10):m.end() + 10]!r}")
+    return found
+
+
+def test_the_chinese_is_set_as_chinese_is_set():
+    texts = zh_texts()
+    assert len(texts) > 400
+    found = [f"{where}: {p}" for where, kind, _, chinese in texts for p in typography_problems(kind, chinese)]
+    assert found == []
+
+
+@pytest.mark.parametrize("kind, chinese, caught", [
+    ("prose", "检查会告诉你哪里不对——\n哪个输出不对。", "a space between"),
+    ("prose", "用一个正确的 单元来评分。", "a space between"),
+    ("message", "第一个时间步\n的梯度", "a space between"),
+    ("prose", "它读取 `a_prev`\n并返回。", None),
+    ("prose", "通过**每一个**\n时间步", "a space between"),
+    ("comment", "从 parameters 中取出。          （约 2 行）", None),
+    ("comment", "四个门的 梯度", "a space between"),
+    ("prose", '叫作"时间步"。', "ASCII quotes"),
+    ("prose", "叫作“时间步”。", None),
+    ("prose", '把 `params["Wax"]` 传入。', None),
+    ("message", "最慢的：dev（1.5 秒）, ben", "half-width punctuation"),
+    ("message", "无法读取的提交: 1", "half-width punctuation"),
+    ("docstring", "caches -- (各时间步缓存的列表, x)", "half-width"),
+    ("message", "形状 (n_a, m)，与 a_prev 相同。", None),
+    ("prose", "# 第一部分 — 基础 RNN", "a lone dash"),
+    ("prose", "# 第一部分——基础 RNN", None),
+])
+def test_a_typography_slip_is_caught(kind, chinese, caught):
+    found = typography_problems(kind, chinese)
+    assert any(p.startswith(caught) for p in found) if caught else found == [], found
+
+
+# Latin words a zh-CN text may say outside code: names (of the networks, libraries, tools, people,
+# algorithms), math functions, words in a UI the course does not translate (nbgrader's
+# extension has no Chinese: its buttons read as written here).
+ALLOWED_WORDS = {
+    "notebook", "numpy", "NumPy", "RNN", "LSTM", "GRU", "BPTT", "tanh", "sigmoid", "softmax", "Adam", "Python",
+    "Keras", "PyTorch", "cuDNN", "TensorFlow", "Jupyter", "JupyterLab", "JupyterHub", "Colab", "VS", "Code",
+    "nbgrader", "matplotlib", "Babel", "CPU", "NaN", "Noto", "Sans", "CJK", "SC", "Cho", "Winnowing", "winnowing",
+    "LMS", "Canvas", "Moodle", "CSV", "JSON", "HTML", "SVG", "PNG", "ok", "tilde", "hat",
+    "dW", "db",   # any weight's and any bias's gradient, as the English says them
+}
+UI_PHRASES = ("Nbgrader", "Assignment List", "Validate", "Success! Your notebook passes all the tests")
+
+
+def course_names():
+    """The names a learner reads as code without backticks: every name in the course's reference
+    solutions, utilities and shipped files, and Python's own (keywords, builtins)."""
+    import builtins
+    import keyword
+    names = set(keyword.kwlist) | set(dir(builtins))
+    for aid in known():
+        a = load(aid)
+        sources = [inspect.getsource(a.reference)] + [text for _, text in _shipped(a)]
+        for text in sources:
+            names |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text.split('"""', 2)[-1] if text.startswith('"""') else text))
+    return names
+
+
+def _shipped(a):
+    from assignments.grading.authoring import shipped_text
+    return shipped_text.shipped_sources(a, a.source_dir)
+
+
+def english_words(chinese, names):
+    """The Latin words of a zh-CN text that are neither code, a name of the course, nor allowed."""
+    text = _as_read(chinese)
+    for phrase in UI_PHRASES:
+        text = text.replace(phrase, "⌘")
+    text = re.sub(r"\b[\w-]+\.(?:json|csv|py|ipynb|html|mo|po|md|svg)\b|--[a-z-]+|\w+\s*=\s*\"[^\"]*\"", "⌘", text)
+    maths = re.findall(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", chinese)
+    words = re.findall(r"(?<![\w\[.])[A-Za-z][A-Za-z']+(?![\w(\[])", text) + \
+        [w for m in maths for w in re.findall(r"[A-Za-z]{2,}", m)]
+    in_math = {w for m in maths for w in re.findall(r"[A-Za-z]{2,}", m)}   # a formula's words are prose, never code
+    return [w for w in words if w not in ALLOWED_WORDS and (w in in_math or w not in names)]
+
+
+def test_no_english_word_is_left_in_the_chinese():
+    names = course_names()
+    found = [f"{where}: {w!r} in {chinese[:60]!r}" for where, _, _, chinese in zh_texts()
+             for w in english_words(chinese, names)]
+    assert found == []
+
+
+@pytest.mark.parametrize("chinese, caught", [
+    ("在最后一步它是零（zeros）。", ["zeros"]),
+    (r"$$da_{prev} \text{ (returned by step } t+1\text{)}$$", ["returned", "by", "step"]),
+    (r"$$\sum_{\text{batch}} \delta$$", ["batch"]),
+    ("在 notebook 中用 `np.zeros` 创建 a，返回 a_next 与 cache。", []),
+    ("状态：graded", ["graded"]),
+    ("点击 **Validate**，见 results.json。", []),
+])
+def test_an_english_word_is_caught(chinese, caught):
+    assert english_words(chinese, {"a", "a_next", "cache", "np"}) == caught
+
+
+def zh_report(tmp_path):
+    """The class report of a small class (every status, flags, timings) in Chinese: the page's
+    visible text outside code, and the printed table."""
+    from test_report import synthetic_class
+
+    from assignments.grading.reports import report
+    results, words, timings = synthetic_class(400, seed=7)
+    words = {code: "学生看到的说明" for code in words}   # the mistakes' words come from the catalog (tested above)
+    statuses = {s["status"] for s in results["submissions"]}
+    assert {"graded", "unreadable", "incomplete"} <= statuses
+    say = messages.speaker("zh-CN")
+    page = report.render(report.build(results, words, timings), say=say, lang="zh-CN", cache_dir=str(tmp_path))
+    page = re.sub(r"<svg.*?</svg>|<style.*?</style>|<code>.*?</code>", "⌘", page, flags=re.S)
+    texts = [t for t in re.split(r"<[^>]+>", page) if t.strip()]
+    return texts, report.summary(results, say=say)
+
+
+def test_the_chinese_report_says_every_word_in_chinese(tmp_path):
+    """The instructor's report in Chinese: the statuses too (状态：已评分…), Chinese punctuation
+    between its parts, and no English word but names, codes and the allowed ones."""
+    texts, table = zh_report(tmp_path)
+    students = {w for t in texts + [table] for w in re.findall(r"learner\d+", t)}
+    names = course_names() | students | {"synthetic"}   # the assignment's id, as the title says it
+    found = [f"{p} in {t[:60]!r}" for t in texts if CJK.search(t) for p in typography_problems("message", t)]
+    found += [f"{w!r} in {t[:60]!r}" for t in texts for w in english_words(t, names)]
+    assert found == []
+    for line in table.splitlines()[2:]:
+        assert not re.search(r"\b(graded|unreadable|incomplete|error)\b", line), line
