@@ -170,7 +170,11 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     thread = threading.Thread(target=harness.serve, args=(ch.nonce,))
     thread.start()
     ch.started(5)
-    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=10)
+    from assignments.grading.judging.callees import Desk
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=10, callees=desk.answer)
+    assert desk.calls > 0 and not desk.refused   # the cell ran here, never in the "kernel"
     cases = j.cases("rnn_forward")
     assert [r["status"] for r in replies] == ["ok"] * len(cases)
     assert all(r["observed"]["calls_recorded"] for r in replies)
@@ -184,7 +188,7 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
 def test_harness_answers_a_stashed_request(monkeypatch):
     monkeypatch.setattr(harness, "_stash", {"k": json.dumps({"name": "square", "cases": [A.checks.encode((np.arange(2.0),))]})})
     monkeypatch.setattr(harness, "_shell", type("Shell", (), {"user_ns": {"square": lambda x: x * x}})())
-    got = list(harness.answers({"key": "k", "extra": json.dumps({"callees": {"cube": "def cube(x):\n    return x ** 3\n"}})}))
+    got = list(harness.answers({"key": "k", "extra": json.dumps({"callees": {"cube": ["x"]}})}))
     assert [(r["status"], r["case"]) for r in got] == [("ok", 0)]
     missing = list(harness.answers({"request": json.dumps({"name": "cube", "cases": []})}))   # a cold kernel's job
     assert [(r["status"], r["case"]) for r in missing] == [("missing", 0)]
@@ -269,6 +273,10 @@ def test_a_loops_recorded_calls_wait_in_the_kernel_until_asked_for(monkeypatch):
     ns = {"np": np}
     exec(inspect.getsource(A.reference), ns)
     cases = [c[1] for c in judge.Judge(A).cases("rnn_forward")]
+    from assignments.grading.judging.callees import Desk
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    monkeypatch.setattr(harness, "_ask_callee", desk.answer)   # the grader's answers, without a socket
     inline = json.loads(json.dumps(judge.request(A, "rnn_forward", cases, ["rnn_cell_forward"])))
     deferred = json.loads(json.dumps(judge.request(A, "rnn_forward", cases, ["rnn_cell_forward"], defer_calls=True)))
     whole = list(harness.call(ns, inline))

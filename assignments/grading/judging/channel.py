@@ -138,10 +138,12 @@ class Channel:
             pass
         self.serving = True
 
-    def ask(self, job, timeout):
+    def ask(self, job, timeout, callees=None):
         """Send one job (a dict: the harness's ``answers`` reads it) and return its replies
-        in case order, stopping at the first gap. Raises ChannelTimeout when the job is not
-        over in ``timeout`` seconds, ChannelClosed when the harness's end is gone: the
+        in case order, stopping at the first gap. A line with a "callee" is a stand-in's
+        call (harness.stand_in): ``callees(line)`` answers it (callees.Desk.answer; refused
+        without one), read and bounded as every line. Raises ChannelTimeout when the job is
+        not over in ``timeout`` seconds, ChannelClosed when the harness's end is gone: the
         replies that had arrived are the exception's ``replies``."""
         self.nonce = secrets.token_hex(8)
         found, deadline = [], time.monotonic() + timeout
@@ -154,6 +156,10 @@ class Channel:
                     continue
                 if reply.get("end") is True:
                     return found
+                if "callee" in reply:
+                    answer = callees(reply) if callees is not None else {"type": "RuntimeError", "text": "no callee here"}
+                    self._link.sendall(json.dumps(answer).encode() + b"\n")
+                    continue
                 if reply.get("case") == len(found):
                     found.append(reply)
         except OSError:

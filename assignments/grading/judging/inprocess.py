@@ -7,6 +7,7 @@ import json
 
 from ..shipped import harness
 from . import judge
+from .callees import Desk
 from .judge import Judge, read_reply
 
 
@@ -23,11 +24,21 @@ def _compiled(source):
     return compile(source, "<grader>", "exec")
 
 
+@functools.lru_cache(maxsize=8)
+def desk(assignment):
+    """The reference callees' desk (callees.py), as a grading process has one."""
+    return Desk(assignment)
+
+
 def caller(assignment, functions):
-    """A ``call(name, cases, callees)`` for the Judge that runs ``functions[name]`` here."""
+    """A ``call(name, cases, callees)`` for the Judge that runs ``functions[name]`` here;
+    the stand-ins' calls go to a Desk as they would over the kernel's channel (as JSON)."""
     ns = kernel_namespace(assignment)
+    answers = desk(assignment)
+    ns["_ask_callee"] = lambda question: json.loads(json.dumps(answers.answer(json.loads(json.dumps(question)))))
 
     def call(name, cases, callees, candidate=None):
+        answers.begin(callees)
         req = judge.request(assignment, name, cases, callees)
         space = functions
         if candidate:   # a repair: defined over a copy of the notebook's names, as the harness does

@@ -1,7 +1,8 @@
 """The hidden tests' judge. It runs in the grading process, never in the student's kernel.
 
 The kernel only computes: ``call(name, cases, callees)`` runs the learner's function on
-the hidden inputs there and hands back its outputs (and what the harness observed). Comparing
+the hidden inputs there and hands back its outputs (and what the harness observed); the
+reference callees it calls are answered here (callees.py). Comparing
 them with the reference, naming the mistake and scoring all happen here, where the
 learner's code cannot reach.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
@@ -110,12 +111,13 @@ def _all_zero(x):
 
 def request(assignment: Assignment, name: str, cases: Sequence[Sequence[object]], callees: Iterable[str],
             defer_calls: bool = False) -> dict[str, Any]:
-    """What the harness is asked: run ``name`` on ``cases`` with reference ``callees``, and,
-    for a loop over a cell, record every call it makes to that cell (``defer_calls``: keep
-    them in the kernel until asked for, see DeferredCalls)."""
+    """What the harness is asked: run ``name`` on ``cases`` with stand-ins for ``callees``
+    (by name, with their arguments' names: the reference answers from the grading process,
+    callees.py), and, for a loop over a cell, record every call it makes to that cell
+    (``defer_calls``: keep them in the kernel until asked for, see DeferredCalls)."""
     spec = assignment.spec(name)
     req: dict[str, Any] = {"name": name, "cases": [assignment.checks.encode(args) for args in cases],
-           "callees": {c: assignment.callee_source(c) for c in callees}}
+                           "callees": {c: assignment.spec(c)["args"] for c in callees}}
     p = spec.get("protocol")
     if p and p["callee"] in callees:
         req["record"] = {"callee": p["callee"], "callee_args": assignment.spec(p["callee"])["args"],
@@ -265,11 +267,10 @@ class Judge:
 
     def request_text(self, name: str, callees: Iterable[str]) -> tuple[str, str]:
         """``request`` on this judge's hidden cases for ``name`` as two JSON texts: the
-        request without the reference callees' source, and ``{"callees": ...}``. The same
-        for every submission, so they are encoded once per grading process. Only the first
-        may be sent to a kernel before its call (a warm kernel is forked with it): the
-        reference's source must not reach a kernel before the callee itself was judged.
-        A loop's recorded calls stay in the kernel until asked for (DeferredCalls)."""
+        request without its callees, and ``{"callees": ...}`` (names only: no reference code
+        enters a kernel). The same for every submission, so they are encoded once per grading
+        process; the first is what a warm kernel is forked with. A loop's recorded calls stay
+        in the kernel until asked for (DeferredCalls)."""
         key = (name, tuple(callees))
         if key not in self._requests:
             req = request(self.a, name, [c[1] for c in self.cases(name)], callees, defer_calls=True)

@@ -23,6 +23,7 @@ from ..contract.messages import N_
 from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
 from ..upstream.served_cells import ServedCells, output_validator
+from .callees import Desk
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from .harness_kernel import HarnessKernel, stash_key
 from .judge import DeferredCalls, Judge, read_reply
@@ -51,12 +52,19 @@ def prepared(assignment):
     every judged call's request, under keys (zygotes.py's ``stash``)."""
     output_validator()   # compiled here too, so that forked workers inherit it
     judge, source = Judge(assignment), harness.kernel_source(assignment)
+    desk(assignment)   # the reference callees, answered in this process (indexed before the fork)
     # the harness, run once in the zygote; each request parsed there, its cases decoded there
     stash = {stash_key(source): {"text": source, "compile": True, "run": True, "filename": "<grader>"}}
     for ex in assignment.exercises:
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
         stash[stash_key(text)] = {"text": text, "json": True, "decode": stash_key(source)}
     return judge, source, stash
+
+
+@functools.lru_cache(maxsize=None)
+def desk(assignment):
+    """The reference callees of ``assignment``, answered in the grading process (callees.py)."""
+    return Desk(assignment)
 
 
 class Repair(Configurable):
@@ -260,9 +268,13 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         callees_text = callees_text if candidate is None else json.dumps({**json.loads(callees_text), "candidate": candidate})
         job = {"op": "call", "extra": callees_text, **({"key": key} if key else {"request": text})}
         kernel = self._kernels
-        replies, fault = self._ask(job, name, "while called on a hidden case")
+        answers = desk(self._assignment)
+        answers.begin(callees)
+        replies, fault = self._ask(job, name, "while called on a hidden case", answers.answer)
         for why in sorted(set(self._channel.refused)):   # what the learner's process sent, refused
             self._event("refused_reply", name, why)
+        for why in sorted(set(answers.refused)):   # a callee's call the grader would not answer
+            self._event("refused_callee", name, why)
         results = []
         for data in replies:
             status, value, observed = read_reply(self._assignment, data)
@@ -283,7 +295,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
             fault = "returned no result the grader could read"
         return results[:len(cases)] + ([("fault", fault, {})] if fault and not finished else [])
 
-    def _ask(self, job, name, doing):
+    def _ask(self, job, name, doing, callees=None):
         """One job for the harness, which is started on its first one: (its replies, None),
         or (the replies that had arrived, why it stopped) after replacing a kernel that hung
         or died. If the learner's code closed the harness's socket and the kernel lives, the
@@ -293,7 +305,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
             started = self._channel.serving
             try:
                 self._start_harness()
-                return self._channel.ask(job, self.call_timeout), None
+                return self._channel.ask(job, self.call_timeout, callees), None
             except ChannelTimeout as exc:
                 self._event("timeout", name, doing)
                 self._replace_kernel()

@@ -33,6 +33,9 @@ _publish = None            # the kernel's session.send on its IOPub socket, take
 _parent = None             # the kernel's get_parent: the request that runs ``serve``
 _streams = ()              # the kernel's stdout and stderr, taken at set-up
 _sys = None                # the sys module, taken at set-up
+_pending = b""             # what was read from the grader's socket beyond the last whole line
+_nonce = None              # the nonce of the grader's job under way (a stand-in's calls carry it)
+_ask_callee = None         # in the grading process (inprocess.py): answers a stand-in's call there
 
 
 def kernel_source(assignment):
@@ -83,8 +86,8 @@ def heal(*_):
 
 
 def call(namespace, request):
-    """Call ``namespace[request['name']]`` on each of the request's cases, with reference
-    stand-ins for the functions it calls. Yields one JSON-safe result per case, and stops
+    """Call ``namespace[request['name']]`` on each of the request's cases, with stand-ins
+    for the functions it calls (``stand_in``: the reference answers from the grader). Yields one JSON-safe result per case, and stops
     early when the function is missing or not written (every case would say the same).
     The calls a loop makes to its cell go with each case's result, or with ``record["defer"]``
     stay here until a "recorded" job asks for them (``answers``): only a wrong loop's calls
@@ -103,11 +106,9 @@ def call(namespace, request):
     except Exception:
         observed = {"reads_globals": []}
     try:
-        for callee, source in request.get("callees", {}).items():
-            helpers = {}
-            exec(compile(source, f"<reference {callee}>", "exec"), helpers)
+        for callee, arg_names in request.get("callees", {}).items():
             saved[callee] = namespace.get(callee, _ABSENT)
-            namespace[callee] = helpers[callee]
+            namespace[callee] = stand_in(callee, arg_names)
         decoded = request.get("decoded_cases")   # decoded by the zygote the kernel was forked from
         for index, inputs in enumerate(request["cases"]):
             reply = call_once(namespace, fn, request.get("record"), saved, sink, observed, index,
@@ -121,6 +122,57 @@ def call(namespace, request):
                 namespace.pop(callee, None)
             else:
                 namespace[callee] = old
+
+
+def stand_in(callee, arg_names):
+    """In place of the learner's ``callee`` while a caller is judged: each call's arguments go
+    to the grader, which runs the reference there and answers (judging/callees.py); no
+    reference code is ever in the kernel. Raises what the reference raised, or the grader's
+    refusal, as an exception of the same name."""
+    def reference_callee(*args, **kwargs):
+        named = list(args) + [kwargs[n] for n in arg_names[len(args):] if n in kwargs]
+        question = {"nonce": _nonce, "callee": callee, "args": encode(named)}   # the nonce first
+        answer = _ask_callee(question) if _ask_callee is not None else _over_socket(question)
+        if isinstance(answer, dict) and "output" in answer:
+            return _returned(answer["output"], named)
+        raise _exception(answer.get("type") if isinstance(answer, dict) else None,
+                         answer.get("text", "") if isinstance(answer, dict) else "")
+    reference_callee.__name__ = reference_callee.__qualname__ = callee
+    return reference_callee
+
+
+def _returned(node, named):
+    """What the grader's reference returned (``decode``), with the caller's own objects
+    where it returned one of its arguments as it is (``{"arg": place}``)."""
+    if "arg" in node:
+        value = named
+        for step in node["arg"]:
+            value = value[step]
+        return value
+    if "tuple" in node or "list" in node:
+        items = [_returned(x, named) for x in node.get("tuple", node.get("list"))]
+        return tuple(items) if "tuple" in node else items
+    if "dict" in node:
+        return {k: _returned(v, named) for k, v in node["dict"].items()}
+    return decode(node)
+
+
+def _over_socket(question):
+    """One stand-in call answered by the grader over the socket (its next line)."""
+    _send(json.dumps(question).encode() + b"\n")
+    answer = _line()
+    if answer is None:
+        raise ConnectionError("the grader's channel closed")
+    return answer
+
+
+def _exception(name, text):
+    """An exception named ``name`` (a builtin one when there is one) saying ``text``."""
+    name = name if isinstance(name, str) and name.isidentifier() else "RuntimeError"
+    kind = __builtins__.get(name) if isinstance(__builtins__, dict) else getattr(__builtins__, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind = type(name, (Exception,), {})
+    return kind(text)
 
 
 def call_once(namespace, fn, record, saved, sink, observed, index, arguments):
@@ -157,7 +209,8 @@ def connect(path, token):
     """Connect to the grader's socket and say the kernel's token: at set-up, and again if
     the learner's code closed the socket. Its methods are bound now, on a type no code can
     patch."""
-    global _link, _send, _recv
+    global _link, _send, _recv, _pending
+    _pending = b""
     _link = _Socket(1, 1)   # AF_UNIX, SOCK_STREAM
     _link.connect(path)
     _send, _recv = _link.sendall, _link.recv
@@ -167,7 +220,7 @@ def connect(path, token):
 def answers(job):
     """The replies to one job of the grader, in case order: a judged call's results (the
     request is the text stashed under ``job["key"]``, or ``job["request"]``, completed by
-    ``job["extra"]``, the reference callees), or with ``op`` "recorded" the calls the last
+    ``job["extra"]``: the callees to stand in for, by name), or with ``op`` "recorded" the calls the last
     judged call recorded."""
     if job.get("op") == "recorded":
         for index in sorted(_recorded):
@@ -238,19 +291,27 @@ def run_cell(job, parent):
     _publish({"nonce": job["nonce"], "reply": reply}, parent=parent)
 
 
-def _lines():
-    """The grader's jobs, one JSON object per line, until it closes the socket."""
-    pending = b""
+def _line():
+    """The grader's next line, decoded; None when it closed the socket."""
+    global _pending
     while True:
-        line, found, rest = pending.partition(b"\n")
+        line, found, rest = _pending.partition(b"\n")
         if found:
-            pending = rest
-            yield json.loads(line)
-            continue
+            _pending = rest
+            return json.loads(line)
         chunk = _recv(1 << 16)
         if not chunk:
+            return None
+        _pending += chunk
+
+
+def _lines():
+    """The grader's jobs, one JSON object per line, until it closes the socket."""
+    while True:
+        job = _line()
+        if job is None:
             return
-        pending += chunk
+        yield job
 
 
 def serve(nonce):
@@ -260,6 +321,7 @@ def serve(nonce):
     lines of JSON sent as soon as each is computed (so a case that hangs costs only the
     cases after it), and each such job ends with ``{"nonce": ..., "end": true}``. The
     socket's methods were taken at set-up, before any learner code (channel.SETUP)."""
+    global _nonce
     heal()
     parent = _parent("shell") if _parent else None   # none in the grading process (tests)
     _send(json.dumps({"serving": nonce}).encode() + b"\n")
@@ -270,6 +332,7 @@ def serve(nonce):
             continue
         if job.get("op") == "stop":
             return
+        _nonce = job["nonce"]
         for reply in answers(job):   # the nonce first: the grader reads no line that lacks it
             _send(json.dumps({"nonce": job["nonce"], **reply}).encode() + b"\n")
         _send(json.dumps({"nonce": job["nonce"], "end": True}).encode() + b"\n")
