@@ -202,3 +202,67 @@ def test_zh_figures_are_the_same_bytes_on_another_cpu_and_font_list(tmp_path, na
                          env=dict(os.environ, PYTHONPATH=REPO, MPLCONFIGDIR=str(tmp_path), **env))
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == here
+
+
+def drawn_boxes_and_texts(module, name, lang):
+    """Draw a figure and give, in pixels, each box's extent and each text's (issue 43)."""
+    from matplotlib import patches
+    canvases = []
+    original = rnn_figures.Canvas.svg
+
+    def keep(self):
+        canvases.append(self)
+        return original(self)
+    rnn_figures.Canvas.svg = keep
+    try:
+        module.draw(name, lang=lang)
+    finally:
+        rnn_figures.Canvas.svg = original
+    (canvas,) = canvases
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(canvas.fig).get_renderer()
+    boxes = [p.get_window_extent(renderer) for p in canvas.ax.patches if isinstance(p, patches.FancyBboxPatch)]
+    texts = [(t.get_text(), t.get_window_extent(renderer)) for t in canvas.ax.texts if t.get_text().strip()]
+    return boxes, texts, canvas.ax
+
+
+def headless_lines_into_boxes(ax):
+    """Lines drawn without an arrow head that end on a box's border: a line that enters a box
+    is something flowing into it, and says so with a head (issue 43: a_prev and xt into z)."""
+    from matplotlib import patches
+    boxes = [(p.get_x(), p.get_y(), p.get_x() + p.get_width(), p.get_y() + p.get_height())
+             for p in ax.patches if isinstance(p, patches.FancyBboxPatch)]
+    found = []
+    for p in ax.patches:
+        if not isinstance(p, patches.FancyArrowPatch) or p.get_arrowstyle()._endarrow_head:
+            continue
+        (x, y) = p._posA_posB[1]
+        for x0, y0, x1, y1 in boxes:
+            on_edge = (abs(y - y0) < 0.02 or abs(y - y1) < 0.02) and x0 <= x <= x1 or \
+                (abs(x - x0) < 0.02 or abs(x - x1) < 0.02) and y0 <= y <= y1
+            if on_edge:
+                found.append(f"a line ends on a box's border at ({x:.2f}, {y:.2f}) without an arrow head")
+    return found
+
+
+def layout_problems(boxes, texts):
+    """A label that a box's border runs through (partly inside the box, partly out), and a box
+    with no word in it (the reader cannot tell what it holds)."""
+    found = []
+    for b in boxes:
+        for words, t in texts:
+            overlap = t.x0 < b.x1 - 1 and t.x1 > b.x0 + 1 and t.y0 < b.y1 - 1 and t.y1 > b.y0 + 1
+            inside = t.x0 >= b.x0 - 1 and t.x1 <= b.x1 + 1 and t.y0 >= b.y0 - 1 and t.y1 <= b.y1 + 1
+            if overlap and not inside:
+                found.append(f"the border of a box runs through {words!r}")
+        if not any(b.x0 <= (t.x0 + t.x1) / 2 <= b.x1 and b.y0 <= (t.y0 + t.y1) / 2 <= b.y1 for _, t in texts):
+            found.append(f"a box with nothing written in it at {tuple(round(v) for v in b.extents)}")
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+@pytest.mark.parametrize("aid,name", ALL, ids=[f"{a}:{n}" for a, n in ALL])
+def test_no_label_is_crossed_by_a_border_no_box_is_blank_and_lines_into_boxes_have_heads(aid, name, lang):
+    module = NOTEBOOKS[aid][0]
+    boxes, texts, ax = drawn_boxes_and_texts(module, name, lang)
+    assert layout_problems(boxes, texts) + headless_lines_into_boxes(ax) == []
