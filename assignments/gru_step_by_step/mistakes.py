@@ -76,7 +76,8 @@ CATALOG = (
     Mistake("gru_reset_misplaced", "gru_cell_forward",
             edits((CANDIDATE, "cct = np.tanh(Wc[:, a_prev.shape[0]:] @ xt + rt * (Wc[:, :a_prev.shape[0]] @ a_prev) + bc)"))
             + edits((RESET_INPUT, "zr = np.concatenate([a_prev, xt], axis=0)"), (CANDIDATE, "cct = rt * np.tanh(Wc @ zr + bc)"))
-            + edits((RESET_INPUT, "zr = np.concatenate([a_prev, xt], axis=0)"), (MIX, "a_next = zt * cct + (1 - zt) * rt * a_prev")),
+            + edits((RESET_INPUT, "zr = np.concatenate([a_prev, xt], axis=0)"), (MIX, "a_next = zt * cct + (1 - zt) * rt * a_prev"))
+            + edits((RESET_INPUT, "zr = np.concatenate([a_prev, xt], axis=0)"), (CANDIDATE, "cct = np.tanh(rt * (Wc @ zr) + bc)")),
             "The reset gate acts in the wrong place. In this course it multiplies the previous "
             "hidden state element by element before that state enters the candidate's "
             "weights, not the result of the product with the weights, the candidate itself, or "
