@@ -1,0 +1,253 @@
+"""Issue 39: no reference code and no expected value in a learner's kernel. A caller is judged
+with stand-ins for its cells (harness.stand_in), answered by the grader (judging/callees.py).
+Each attack is run twice: with the protection, it gets nothing; with it switched off (the old
+harness, which ran the reference callee's source in the kernel, or the Desk without its
+oracle check), the same attack passes a wrong function: the test shows the protection is
+what stops it."""
+import json
+import textwrap
+import tracemalloc
+
+import numpy as np
+import pytest
+from helpers import A
+
+from assignments.grading.judging import callees, inprocess
+from assignments.grading.judging.callees import Desk
+from assignments.grading.judging.judge import Judge
+
+# The planter: its cell is wrong (and keeps the hidden inputs it is judged on); its loop, when
+# judged, takes what it can of the callee it is handed and writes it into a channel shared
+# with other kernels (here a file: the page cache, a pty, a lock... carried as much).
+PLANTER = '''
+import base64, inspect, json, marshal
+import numpy as np
+seen = []
+
+def rnn_cell_forward(xt, a_prev, parameters):
+    seen.append((xt.copy(), a_prev.copy(), {k: v.copy() for k, v in parameters.items()}))
+    return np.zeros_like(a_prev), np.zeros((parameters["Wya"].shape[0], xt.shape[1])), None
+
+def _key(xt):
+    return str(np.round(xt, 6).tolist())
+
+def _variants(xt, a_prev, p):
+    """The hidden inputs as they are, nudged, with their examples reversed, with one more."""
+    yield (lambda o: o), (xt, a_prev, p)
+    yield (lambda o: o), (xt * (1 + 1e-9), a_prev * (1 + 1e-9), {k: v * (1 + 1e-9) for k, v in p.items()})
+    flip = lambda o: tuple(x[:, ::-1] if isinstance(x, np.ndarray) else x for x in o[:2])
+    yield flip, (xt[:, ::-1].copy(), a_prev[:, ::-1].copy(), p)
+    cut = lambda o: tuple(x[:, :-1] if isinstance(x, np.ndarray) else x for x in o[:2])
+    yield cut, (np.hstack([xt, xt[:, :1] + 1]), np.hstack([a_prev, a_prev[:, :1]]), p)
+
+def rnn_forward(x, a0, parameters):
+    stolen = {"source": None, "code": None, "answers": {}}
+    cell = globals()["rnn_cell_forward"]
+    try:
+        stolen["source"] = inspect.getsource(getattr(cell, "fn", cell))
+    except Exception:
+        pass
+    target = getattr(cell, "fn", cell)   # under the grader's Recorder, which watches the loop
+    stolen["code"] = base64.b64encode(marshal.dumps(target.__code__)).decode()
+    for xt, a_prev, p in seen:
+        for back, args in _variants(xt, a_prev, p):
+            try:
+                out = back(cell(*args))
+            except Exception:
+                continue
+            stolen["answers"][_key(xt)] = [o.tolist() for o in out[:2]]
+    with open(SHARED, "w") as f:
+        json.dump(stolen, f)
+    n_x, m, T_x = x.shape
+    n_y, n_a = parameters["Wya"].shape
+    a, y, a_next, caches = np.zeros((n_a, m, T_x)), np.zeros((n_y, m, T_x)), a0, []
+    for t in range(T_x):
+        a_next, yt, cache = cell(x[:, :, t], a_next, parameters)
+        a[:, :, t], y[:, :, t] = a_next, yt
+        caches.append(cache)
+    return a, y, (caches, x)
+'''
+
+# The thief, in another kernel: a cell that answers from what the planter left, or copies
+# the reference it stole; wrong otherwise.
+THIEF = '''
+import base64, json, marshal, types
+import numpy as np
+
+def rnn_cell_forward(xt, a_prev, parameters):
+    with open(SHARED) as f:
+        stolen = json.load(f)
+    try:
+        code = marshal.loads(base64.b64decode(stolen["code"]))
+        return types.FunctionType(code, {"np": np, "softmax": softmax})(xt, a_prev, parameters)
+    except Exception:
+        pass
+    found = stolen["answers"].get(str(np.round(xt, 6).tolist()))
+    if found:
+        a_next, yt = (np.array(v) for v in found)
+        return a_next, yt, (a_next, a_prev, xt, parameters)
+    return np.zeros_like(a_prev), np.zeros((parameters["Wya"].shape[0], xt.shape[1])), None
+'''
+
+
+def softmax(x):   # the notebook's helper (rnn_utils), in every learner's namespace
+    e = np.exp(x - np.max(x, axis=0))
+    return e / e.sum(axis=0)
+
+
+def stolen_names(stolen):
+    """The names the stolen function's code uses."""
+    import base64
+    import marshal
+    return set(marshal.loads(base64.b64decode(stolen["code"])).co_names)
+
+
+def judged(functions, names):
+    """Verdicts without the search for named mistakes (the score and outcome alone)."""
+    j = Judge(A)
+    return {n: j.judge(n, inprocess.caller(A, functions), diagnose=False) for n in names}
+
+
+def learner(text, shared):
+    space = {"SHARED": str(shared), "softmax": softmax}
+    exec(compile(textwrap.dedent(text), "learner_notebook.py", "exec"), space)   # named as a cell is, not "<string>"
+    return space
+
+
+def old_harness(monkeypatch):
+    """The protection switched off: the harness as it was, the reference callee's source run
+    in the learner's kernel in place of its cell."""
+    made = inprocess.kernel_namespace
+
+    def namespace(assignment):
+        ns = made(assignment)
+
+        def reference(callee, _args):
+            helpers = {}
+            exec(compile(assignment.callee_source(callee), f"<reference {callee}>", "exec"), helpers)
+            return helpers[callee]
+        ns["stand_in"] = reference
+        return ns
+    monkeypatch.setattr(inprocess, "kernel_namespace", namespace)
+
+
+def collude(tmp_path):
+    """The planter graded, then the thief: the thief's verdict on its cell."""
+    shared = tmp_path / "channel.json"
+    planter = learner(PLANTER, shared)
+    verdicts = judged(planter, ["rnn_cell_forward", "rnn_forward"])
+    assert not verdicts["rnn_cell_forward"].passed and verdicts["rnn_forward"].passed
+    return judged(learner(THIEF, shared), ["rnn_cell_forward"])["rnn_cell_forward"], \
+        json.loads(shared.read_text())
+
+
+@pytest.fixture(autouse=True)
+def fresh_desk():
+    inprocess.desk.cache_clear()
+    yield
+    inprocess.desk.cache_clear()
+
+
+def test_colluders_steal_nothing(tmp_path):
+    """With the stand-in, the planter's kernel holds no reference code and the grader answers
+    none of the callee's hidden inputs (as they are, nudged, reordered or with one more
+    example): the thief's wrong cell stays wrong."""
+    thief, stolen = collude(tmp_path)
+    assert "np.tanh" not in (stolen["source"] or "") and "tanh" not in stolen_names(stolen)
+    assert stolen["answers"] == {}
+    assert not thief.passed and thief.score == 0
+
+
+def test_colluders_pass_a_wrong_cell_with_the_reference_in_the_kernel(tmp_path, monkeypatch):
+    old_harness(monkeypatch)
+    thief, stolen = collude(tmp_path)
+    assert "tanh" in stolen_names(stolen)
+    assert thief.passed   # the attack works without the protection
+
+
+def test_colluders_pass_a_wrong_cell_through_an_oracle(tmp_path, monkeypatch):
+    """The Desk without its oracle check: the planter's loop asks the grader for the answers
+    to the callee's hidden cases, and the thief passes."""
+    monkeypatch.setattr(Desk, "oracle", lambda self, callee, args: False)
+    thief, stolen = collude(tmp_path)
+    assert "tanh" not in stolen_names(stolen) and len(stolen["answers"]) == len(A.hidden_cases("rnn_cell_forward"))
+    assert thief.passed
+
+
+def test_the_grade_is_the_same_with_the_stand_in(monkeypatch):
+    """The reference's functions judged with stand-ins and with the reference in the kernel:
+    the same verdicts, feedback and recorded calls, and the Desk refuses none of a loop's calls."""
+    import inspect
+    ns = {"np": np}
+    exec(inspect.getsource(A.reference), ns)
+    names = [e.name for e in A.exercises if e.callees]
+    now = inprocess.judge_all(A, ns, names=names)
+    assert inprocess.desk(A).refused == [] and inprocess.desk(A).calls > 0
+    old_harness(monkeypatch)
+    before = inprocess.judge_all(A, ns, names=names)
+    assert {n: v.to_json() for n, v in now.items()} == {n: v.to_json() for n, v in before.items()}
+
+
+def test_no_reference_text_in_any_request():
+    """What a kernel is sent for a caller: the callees' names and arguments, no code."""
+    j = Judge(A)
+    for ex in A.exercises:
+        text, extra = j.request_text(ex.name, ex.callees)
+        for c in ex.callees:
+            source = A.callee_source(c)
+            body = source.split("def " + c)[1]
+            assert body[:200] not in text + extra and json.dumps(body[:200])[1:-1] not in text + extra
+        assert json.loads(extra) == {"callees": {c: list(A.by_name[c].args) for c in ex.callees}}
+
+
+def test_the_desk_bounds_what_a_call_costs_the_grader(monkeypatch):
+    """A call whose reference would build 3000 x 3000 matrices from 144 kB of arguments is
+    refused before it runs; without the bound, the grader's memory grows by that much."""
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    n = 3000
+    args = [np.ones((1, n)), np.ones((1, n)), {"Wax": np.ones((n, 1)), "Waa": np.ones((n, 1)),
+                                                    "Wya": np.ones((1, n)), "ba": np.ones((n, 1)), "by": np.ones((1, 1))}]
+    question = json.loads(json.dumps({"nonce": "x", "callee": "rnn_cell_forward", "args": A.checks.encode(args)}))
+
+    def peak(answer):
+        tracemalloc.start()
+        try:
+            got = answer(question)
+            return got, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    got, used = peak(desk.answer)
+    assert got["type"] == "RuntimeError" and "shape" in got["text"] and used < 5e6
+    monkeypatch.setattr(callees, "MAX_DIM", 10**6)
+    got, used = peak(desk.answer)
+    assert "output" in got and used > 50e6   # the attack works without the bound
+
+
+def test_the_desk_refuses_what_is_not_its_job():
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    assert "no function of this job" in desk.answer({"callee": "lstm_cell_forward", "args": {"list": []}})["text"]
+    assert "could not be read" in desk.answer({"callee": "rnn_cell_forward", "args": {"bogus": 1}})["text"]
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(callees, "MAX_CALLS", 2)
+    try:
+        desk.begin(["rnn_cell_forward"])
+        for _ in range(2):
+            desk.answer({"callee": "rnn_cell_forward", "args": {"list": []}})
+        assert "more than 2 calls" in desk.answer({"callee": "rnn_cell_forward", "args": {"list": []}})["text"]
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_refusal_and_a_reference_error_reach_the_learner_as_exceptions(tmp_path):
+    """The stand-in raises what the reference raised (same type and words) and the refusal."""
+    space = learner('''
+import numpy as np
+def rnn_cell_forward(xt, a_prev, parameters):
+    return np.zeros_like(a_prev), np.zeros((parameters["Wya"].shape[0], xt.shape[1])), None
+def rnn_forward(x, a0, parameters):
+    return rnn_cell_forward(x, a0[:1], parameters)   # shapes that do not fit
+''', tmp_path / "x")
+    v = inprocess.judge_all(A, space, names=["rnn_forward"])["rnn_forward"]
+    assert v.outcome == "raised" and "ValueError: matmul" in v.feedback and "(in rnn_forward, line 6" in v.feedback
