@@ -132,7 +132,7 @@ def train(kind, forward, backward, T=40, n_symbols=4, n_a=16, m=64, steps=800, l
     try:
         problem = gradient_problem(kind, forward, backward)
     except NotImplementedError:
-        print(f"{label}：没有训练：请先写好 {forward.__name__} 和 {backward.__name__}（以及它们调用的单元格）。")
+        print(f"{label}：没有训练：请先写好 {forward.__name__} 和 {backward.__name__}（以及它们调用的单元函数，如 rnn_cell_forward）。")
         return None
     except Exception as exc:
         print(f"{label}：没有训练：你的函数抛出了 {type(exc).__name__}：{exc}。上面的检查单元格会告诉你要改什么。")
