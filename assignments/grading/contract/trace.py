@@ -159,9 +159,10 @@ def public_cases(a: Assignment, name: str) -> list[tuple[str, Any, Any]]:
 
 def examined(a: Assignment, name: str) -> dict[str, Any]:
     """What the grader sends a wrong function's kernel (shipped/repair.py's ``examine``):
-    the function's spec, the reference's trace on the worked example and the public cases,
+    the function's spec (with the assignment's activations, which a repair may put on or take
+    off), the reference's trace on the worked example and the public cases,
     all of it what the students' check already ships (no hidden case, no code)."""
     public = public_cases(a, name)
-    return {"spec": a.spec(name), "trace": trace(a, name, public[0][1]),
+    return {"spec": dict(a.spec(name), activations=list(a.activations)), "trace": trace(a, name, public[0][1]),
             "public": [{"label": label, "inputs": a.checks.encode(args), "expected": a.checks.encode(ref)}
                        for label, args, ref in public]}

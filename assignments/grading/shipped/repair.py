@@ -30,7 +30,7 @@ except ImportError:
 REPAIR_TRIES = 1200      # candidates run, at most, per function
 REPAIR_SECONDS = 4.0     # wall time, at most, per function (a function that takes long per call)
 REPAIRS_KEPT = 3         # candidates sent back for the grader to verify
-ACTIVATIONS = ("tanh", "sigmoid", "exp")
+NUMPY_ACTIVATIONS = ("np.tanh",)   # the assignment's own (the notebook's helpers) come with the job
 
 
 def examine(spec, trace, public, fn):
@@ -71,7 +71,7 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     tree = ast.parse(source)
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
     names = _names(fdef)
-    helpers = [h for h in ACTIVATIONS if h in getattr(fn, "__globals__", {})]
+    helpers = list(NUMPY_ACTIVATIONS) + [h for h in spec.get("activations", ()) if h in getattr(fn, "__globals__", {})]
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
     shapes = _shapes(fn, cases[0][0])
     statements = _in_order(_statements(fdef), found, spec)
@@ -203,8 +203,7 @@ def _replacements(node, names, helpers, terms=((), ())):
         not (isinstance(node, ast.Name) and node.id == "np") and not (isinstance(node, ast.Attribute) and node.attr != "T")
     if isinstance(node, ast.Name) and node.id not in ("np",):
         out += [_name(n) for n in names if n != node.id]
-        out += [_call("np.tanh" if h == "tanh" else "np.exp" if h == "exp" else h, node) for h in ("tanh",) + tuple(helpers)
-                if h != "exp"]
+        out += [_call(h, node) for h in helpers]
         out += [ast.Attribute(node, "T", ast.Load()), ast.BinOp(node, ast.Pow(), ast.Constant(2))]
     if value:
         products, factors = terms
@@ -219,10 +218,9 @@ def _replacements(node, names, helpers, terms=((), ())):
         out.append(_call("np.tanh", node))
     if isinstance(node, ast.Call):
         func = ast.unparse(node.func)
-        if func.split(".")[-1] in ACTIVATIONS and len(node.args) == 1:
+        if func in helpers and len(node.args) == 1:   # an activation taken off, or swapped for another
             out.append(node.args[0])
-            out += [_call(f, node.args[0]) for f in ("np.tanh", "sigmoid" if "sigmoid" in helpers else "np.tanh")
-                    if f != func]
+            out += [_call(f, node.args[0]) for f in helpers if f != func]
         for k in node.keywords:
             if k.arg == "axis" and isinstance(k.value, ast.Constant) and k.value.value in (0, 1):
                 flipped = copy.deepcopy(node)
