@@ -103,3 +103,41 @@ def test_the_share_of_prose_in_chinese(capsys):
         with capsys.disabled():
             print(f"\n[measure] zh-CN notebook prose in Chinese, {aid}: {d}/{t} characters ({d / t:.0%})")
     assert done / total >= FLOOR
+
+
+WORDS = re.compile(r"(?<![\w.\[])[A-Za-z]{3,}(?=\s|$)")   # words, not a label of code ("a_next.shape =")
+
+
+def printed_texts(source):
+    """The literal text of everything a code cell prints: print()'s string arguments, an
+    f-string's literal parts, each branch of a conditional."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            found += [text for arg in node.args for text in _said(arg)]
+    return found
+
+
+def _said(expr):
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    if isinstance(expr, ast.JoinedStr):
+        return ["".join(v.value if isinstance(v, ast.Constant) else "{}" for v in expr.values)]
+    if isinstance(expr, ast.IfExp):
+        return _said(expr.body) + _said(expr.orelse)
+    return []
+
+
+@pytest.mark.parametrize("aid", known())
+def test_every_message_a_zh_notebook_prints_is_chinese(aid):
+    """Issue 43: what a cell of the zh-CN notebook prints for the learner to read (an optional
+    check's verdict, a demonstration's sentence) comes from the catalog: no text a code cell
+    prints reads as English words."""
+    _, zh = notebooks(aid)
+    english = [text for cell in zh.cells if cell.cell_type == "code" for text in printed_texts(cell.source)
+               if WORDS.search(text) and not CJK.search(text)]
+    assert english == []
