@@ -728,3 +728,66 @@ def test_without_root_one_kernels_fork_bomb_leaves_another_its_processes(tmp_pat
         assert said["started"] == "10", said
     else:   # the next kernel cannot even start its threads, or has no process left to start
         assert said["started"] in ("0", None) or said["started"].startswith("no kernel:"), said
+
+
+SOCKET_BUFFERS = r'''
+import errno, resource, socket
+a, b = socket.socketpair()
+try:
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)   # up to net.core.wmem_max
+    said = "set"
+except OSError as exc:
+    said = errno.errorcode[exc.errno]
+a.setblocking(False)
+queued = 0
+try:
+    while True:
+        queued += a.send(b"x" * 65536)
+except OSError:
+    pass
+print(said, queued, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+'''
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "without seccomp"])
+def test_a_unix_socket_holds_no_more_than_the_default_buffer(tmp_path, protected):
+    """Unix-socket buffers are charged to no cgroup: a kernel that raised its sockets' buffers
+    to net.core.wmem_max (4 MB here, often more) could hold that much per descriptor outside
+    its memory limit. The filter refuses SO_SNDBUF and SO_RCVBUF (and their FORCE forms), so a
+    socket holds at most net.core.wmem_default, and RLIMIT_NOFILE bounds a process's sockets."""
+    with open("/proc/sys/net/core/wmem_default") as f:
+        default = int(f.read())
+    with open("/proc/sys/net/core/wmem_max") as f:
+        most = int(f.read())
+    with kernel_(tmp_path, disabled_protections=[] if protected else ["seccomp"]) as (_, kc):
+        said, queued, nofile = run(kc, SOCKET_BUFFERS).split()
+    assert nofile == "256"
+    if protected:
+        assert said == "EPERM" and int(queued) <= 2 * default   # the payload, a little over its accounted size
+    else:
+        assert most > 4 * default, "this host's wmem_max is its default: the attack has nothing to gain here"
+        assert said == "set" and int(queued) > 4 * default
+
+
+MANY_SOCKETS = r'''
+import socket
+held = []
+try:
+    while len(held) < 2000:
+        held += socket.socketpair()
+except OSError:
+    pass
+count = len(held)
+for s in held:   # the kernel's own sockets need descriptors too (ZeroMQ aborts without one)
+    s.close()
+print(count)
+'''
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["bounded", "unbounded"])
+def test_a_kernel_process_holds_a_bounded_number_of_sockets(tmp_path, protected):
+    """Each socket holds at most about 2 x net.core.wmem_default (above) outside every cgroup:
+    RLIMIT_NOFILE (GradingKernelManager.descriptor_limit) bounds how many one process holds."""
+    with kernel_(tmp_path, descriptor_limit=256 if protected else 0) as (_, kc):
+        held = int(run(kc, MANY_SOCKETS))
+    assert held < 256 if protected else held == 2000

@@ -55,6 +55,7 @@ LAUNCH = ("import os, resource as r, runpy, sys\n"
           "if {mem}: r.setrlimit(r.RLIMIT_AS, ({mem}, {mem}))\n"
           "if {cpu}: r.setrlimit(r.RLIMIT_CPU, ({cpu}, {cpu} + 5))\n"
           "if {fsize}: r.setrlimit(r.RLIMIT_FSIZE, ({fsize}, {fsize}))\n"
+          "if {nofile}: r.setrlimit(r.RLIMIT_NOFILE, ({nofile}, {nofile}))\n"
           "{patch}"
           "sys.argv = ['ipykernel_launcher', '-f'] + sys.argv[1:]\n"
           "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\n")
@@ -157,6 +158,10 @@ class GradingKernelManager(AsyncKernelManager):
                                       "sandbox's /tmp is a tmpfs of this size too.").tag(config=True)
     process_limit = Integer(128, help="Processes and threads a sandboxed kernel may have at "
                                       "once (RLIMIT_NPROC): a fork bomb stops there. 0 for none.").tag(config=True)
+    descriptor_limit = Integer(256, help="Open files and sockets one sandboxed kernel process may have "
+                                         "(RLIMIT_NOFILE; Linux bounds the descriptors in flight in Unix "
+                                         "sockets by it too): with the filter's fixed socket buffers, what "
+                                         "bounds the unix-socket memory no cgroup counts. 0 for none.").tag(config=True)
     scratch_root = Unicode("", help="Where scratch folders are made (grading sets its work "
                                     "folder, which each run wipes).").tag(config=True)
     warm = Bool(True, help="Fork sandboxed kernels from a zygote that has already imported "
@@ -220,7 +225,8 @@ class GradingKernelManager(AsyncKernelManager):
             launch = LAUNCH.format(patch=PLAIN_COMPILER if self.patched_kernel else "",
                                    mem=parse_size(self.memory_limit), cpu=int(self.cpu_limit),
                                    fsize=parse_size(self.file_limit), uid=self.uid,
-                                   nproc=int(self.process_limit) if self.sandbox else 0)
+                                   nproc=int(self.process_limit) if self.sandbox else 0,
+                                   nofile=int(self.descriptor_limit) if self.sandbox else 0)
             self._kernel_spec = KernelSpec(
                 argv=[sys.executable, "-c", launch, "{connection_file}", *KERNEL_OPTIONS],
                 display_name="Python 3 (grading)", language="python", interrupt_mode="message",
@@ -254,7 +260,8 @@ class GradingKernelManager(AsyncKernelManager):
                    "tmp_size": parse_size(self.file_limit) or 2**30,
                    "env": {"HOME": self.scratch, "TMPDIR": self.scratch},
                    "limits": {"RLIMIT_NPROC": int(self.process_limit), "RLIMIT_AS": parse_size(self.memory_limit),
-                              "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit)},
+                              "RLIMIT_CPU": int(self.cpu_limit), "RLIMIT_FSIZE": parse_size(self.file_limit),
+                              "RLIMIT_NOFILE": int(self.descriptor_limit)},
                    "seccomp": self.protected("seccomp"), "network": self.protected("network"),
                    "seal": self.protected("seal"), "own_devpts": self.protected("own_devpts"),
                    "user_namespace": not self.uid and self.protected("user_namespace")}

@@ -21,7 +21,9 @@ netlink, all scoped by the kernel's network namespace; not vsock, which reaches 
 virtual machine, nor the others), and ``fcntl`` for its commands but locks, leases and
 directory notices (a lock on a file every kernel may read, such as a module of the standard
 library, is seen by every other kernel: ``F_GETLK``, ``F_OFD_GETLK``, /proc/locks; and the
-locks' memory is charged to no cgroup). ``flock`` is denied for the same reason.
+locks' memory is charged to no cgroup). ``flock`` is denied for the same reason. And
+``setsockopt`` for every option but the buffer sizes (unix-socket buffers are charged to no
+cgroup either).
 Rule (sandbox/): never judges; each protection is named in kernel.PROTECTIONS and attacked in tests.
 """
 import errno
@@ -57,7 +59,7 @@ ALLOWED = {
         clock_gettime clock_getres gettimeofday time timer_create timer_delete timer_settime timer_gettime
         timer_getoverrun timerfd_create timerfd_settime timerfd_gettime getitimer setitimer""",
     "sockets and pipes": """bind listen accept accept4 connect getsockname getpeername getsockopt
-        setsockopt shutdown sendto recvfrom sendmsg recvmsg sendmmsg recvmmsg pipe pipe2""",
+        shutdown sendto recvfrom sendmsg recvmsg sendmmsg recvmmsg pipe pipe2""",
     "System V and POSIX IPC (private to the kernel's IPC namespace)": """shmget shmat shmdt shmctl semget semop
         semtimedop semctl msgget msgsnd msgrcv msgctl mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify
         mq_getsetattr""",
@@ -71,6 +73,13 @@ SOCKET_FAMILIES = (1, 2, 10, 16)
 # F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS; not F_GETLK/F_SETLK/F_SETLKW (5-7),
 # F_OFD_GETLK/SETLK/SETLKW (36-38), F_SETLEASE/F_GETLEASE (1024, 1025) nor F_NOTIFY (1026)
 FCNTL_COMMANDS = (0, 1, 2, 3, 4, 8, 9, 10, 11, 15, 16, 1030, 1031, 1032, 1033, 1034)
+# setsockopt's levels a kernel may use but SOL_SOCKET (IP, TCP, UDP, IPv6, ICMPv6, raw, netlink),
+# and SOL_SOCKET's options but the buffer sizes (SO_SNDBUF, SO_RCVBUF and their FORCE forms, 7,
+# 8, 32, 33): a socket's buffers stay at the host's default (net.core.wmem_default and
+# rmem_default), and unix-socket buffers, which no cgroup counts, are bounded per kernel by
+# that default times its descriptors (RLIMIT_NOFILE) and processes
+SOCKOPT_LEVELS = (0, 6, 17, 41, 58, 255, 270)
+SOCKET_OPTIONS = tuple(n for n in range(100) if n not in (7, 8, 32, 33))
 # clone's flags that make namespaces: a clone with any of them is denied (unshare is denied)
 NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 # the personalities Docker allows: the default, and reading it (0xffffffff), with or without
@@ -101,6 +110,12 @@ def program():
     for name in ("socket", "socketpair"):
         for family in SOCKET_FAMILIES:
             f.add_rule(seccomp.ALLOW, name, seccomp.Arg(0, seccomp.EQ, family))
+    low = 0xFFFFFFFF   # an int argument: the kernel reads its low 32 bits
+    for level in SOCKOPT_LEVELS:
+        f.add_rule(seccomp.ALLOW, "setsockopt", seccomp.Arg(1, seccomp.MASKED_EQ, low, level))
+    for option in SOCKET_OPTIONS:
+        f.add_rule(seccomp.ALLOW, "setsockopt", seccomp.Arg(1, seccomp.MASKED_EQ, low, 1),
+                   seccomp.Arg(2, seccomp.MASKED_EQ, low, option))
     for command in FCNTL_COMMANDS:
         f.add_rule(seccomp.ALLOW, "fcntl", seccomp.Arg(1, seccomp.EQ, command))
     for value in PERSONALITIES:
