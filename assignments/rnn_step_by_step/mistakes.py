@@ -178,11 +178,6 @@ CATALOG = (
             "The cell-state gradient is dc_next alone. c_next also reaches the loss through "
             "this step's output, a_next = ot * tanh(c_next), so da_next contributes to it as "
             "well: the gates and dc_prev need the total of both paths."),
-    Mistake("lstm_dc_tanh_missing", "lstm_cell_backward",
-            each(("dc = dc_next + ot * (1 - tanh_c ** 2) * da_next", "dc = dc_next + ot * (1 - c_next ** 2) * da_next")),
-            "The path through a_next takes the derivative of tanh at the wrong place. a_next is "
-            "ot times tanh of c_next, so its slope is 1 minus the square of tanh(c_next), not 1 "
-            "minus the square of c_next itself: the tanh is part of the square."),
     Mistake("lstm_dc_prev_missing_ft", "lstm_cell_backward",
             edits(("dc_prev = dc * ft", "dc_prev = dc")),
             "dc_prev is the total cell-state gradient passed on unchanged. The old cell state "
