@@ -251,3 +251,48 @@ def rnn_forward(x, a0, parameters):
 ''', tmp_path / "x")
     v = inprocess.judge_all(A, space, names=["rnn_forward"])["rnn_forward"]
     assert v.outcome == "raised" and "ValueError: matmul" in v.feedback and "(in rnn_forward, line 6" in v.feedback
+
+
+@pytest.mark.parametrize("protected", [True, False], ids=["oracle refused", "without the oracle check"])
+def test_the_oracle_over_the_kernels_channel(tmp_path, monkeypatch, protected):
+    """The planter's loop served by harness.serve over a real socket, as in a kernel: its
+    stand-in's calls on the callee's hidden inputs reach the grader's Desk as lines of the
+    job and are refused there (the grader flags them); without the check they are answered."""
+    import socket
+    import threading
+
+    from assignments.grading.judging.channel import Channel
+    from assignments.grading.shipped import harness
+    if not protected:
+        monkeypatch.setattr(Desk, "oracle", lambda self, callee, args: False)
+    shared = tmp_path / "channel.json"
+    planter = learner(PLANTER, shared)
+    for _, args, _ in A.hidden_cases("rnn_cell_forward"):   # as when its cell was judged
+        planter["rnn_cell_forward"](*args)
+    planter["rnn_cell_forward"] = None   # the stand-in takes its place while rnn_forward is judged
+    text, extra = Judge(A).request_text("rnn_forward", ["rnn_cell_forward"])
+    ch = Channel("", max_reply_bytes=4_000_000)
+    ch.listen(str(tmp_path))
+    ch.setup_code()
+    link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    link.connect(ch.path)
+    link.sendall(json.dumps({"hello": ch.token}).encode() + b"\n")
+    ch.connect(timeout=5)
+    for name, value in (("_stash", {"k": text}), ("_shell", type("Shell", (), {"user_ns": planter})()),
+                        ("_send", link.sendall), ("_recv", link.recv), ("_pending", b"")):
+        monkeypatch.setattr(harness, name, value)
+    ch.serve_code()   # a fresh nonce for the request that serves
+    thread = threading.Thread(target=harness.serve, args=(ch.nonce,))
+    thread.start()
+    ch.started(5)
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=30, callees=desk.answer)
+    ch.close()
+    thread.join(5)
+    stolen = json.loads(shared.read_text())
+    assert [r["status"] for r in replies] == ["ok"] * 5   # the loop itself is served as ever
+    if protected:
+        assert stolen["answers"] == {} and any("hidden cases" in why for why in desk.refused)
+    else:
+        assert len(stolen["answers"]) == 5 and desk.refused == []
