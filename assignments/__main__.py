@@ -232,10 +232,12 @@ def grade(args, submissions):
         if run.changes:   # said even with --quiet: grades moved
             print(f"{aid}: {receipts.summary(run.changes)}\nchanges: {os.path.join(own, 'changes.json')}")
         if not args.quiet:
-            print(f"\n{aid}: graded {len(run.graded)}, kept {len(run.kept)} whose receipts held\n"
-                  + report.summary(run.results, messages.speaker(getattr(args, "lang", "en"))))
-            print(f"\nresults: {os.path.join(own, 'results.json')}; report: {os.path.join(own, 'report.html')}; "
-                  f"feedback: {os.path.join(args.out, 'feedback')}")
+            say = messages.speaker(getattr(args, "lang", "en"))   # the instructor's language
+            print("\n" + say("{assignment}: graded {graded}, kept {kept} whose receipts held", assignment=aid,
+                              graded=len(run.graded), kept=len(run.kept)) + "\n" + report.summary(run.results, say))
+            print("\n" + say("results: {results}; report: {report}; feedback: {feedback}",
+                              results=os.path.join(own, "results.json"), report=os.path.join(own, "report.html"),
+                              feedback=os.path.join(args.out, "feedback")))
     return 0
 
 
