@@ -30,7 +30,7 @@ sys.path.insert(0, REPO)
 
 from assignments.grading.contract.assignment import load  # noqa: E402
 from assignments.grading.judging import inprocess as local  # noqa: E402
-from assignments.grading.judging.judge import Judge  # noqa: E402
+from assignments.grading.judging import judge as judge_module  # noqa: E402
 
 CORPUS = os.path.join(REPO, "tests", "fixtures", "slips")
 
@@ -94,6 +94,15 @@ def tokens(line):
         return line.split()
 
 
+def unparsed(line):
+    """A statement as ast.unparse writes it (a repair is written that way: same quotes, spaces)."""
+    import ast
+    try:
+        return ast.unparse(ast.parse(line.strip().rstrip(":") + (" pass" if line.strip().endswith(":") else "")))
+    except SyntaxError:
+        return line.strip()
+
+
 def size(before, after):
     """Tokens changed between two versions of a line (the shortest edit, by token)."""
     a, b = tokens(before), tokens(after)
@@ -113,15 +122,15 @@ def main():
     args = parser.parse_args()
     assignments = {aid: load(aid) for aid in ("rnn_step_by_step", "gru_step_by_step")}
     spent = []
-    locate_and_mend = Judge._locate_and_mend
+    locate_and_mend = judge_module.locate_and_mend
 
-    def timed(self, *args):   # the CPU of locating and repairing, apart from judging and diagnosing
+    def timed(*args):   # the CPU of locating and repairing, apart from judging and diagnosing
         start = time.process_time()
         try:
-            return locate_and_mend(self, *args)
+            return locate_and_mend(*args)
         finally:
             spent.append(time.process_time() - start)
-    Judge._locate_and_mend = timed
+    judge_module.locate_and_mend = timed
     checks = {aid: checks_module(a) for aid, a in assignments.items()}
     rows = []
     for name, path, text, h in slips(args.only, args.corpus):
@@ -145,8 +154,8 @@ def main():
                      "line": found.get("line") == line_no,
                      "wrong_line": found.get("line") not in (None, line_no),
                      "repaired": v.repair is not None,
-                     "repair_size": size(v.repair["before"], v.repair["after"]) if v.repair else None,
-                     "slip_size": size(h["was"], h["line"]), "grader_cpu": cpu, "grader_cpu_plain": cpu_plain,
+                     "repair_size": size(unparsed(v.repair["before"]), unparsed(v.repair["after"])) if v.repair else None,
+                     "slip_size": size(unparsed(h["was"]), unparsed(h["line"])), "grader_cpu": cpu, "grader_cpu_plain": cpu_plain,
                      "said_where": "first wrong value" in said or "are right, so" in said or "is right, so" in said})
         r = rows[-1]
         print(f"{tag:60s} check {t_wrong * 1000:6.1f} ms (right {t_right * 1000:5.1f})  quantity {'✓' if r['quantity'] else '✗'}"

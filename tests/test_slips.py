@@ -82,6 +82,7 @@ def test_the_corpus_covers_every_function():
         assert len(glob.glob(os.path.join(ROOT, name, "*.py"))) >= 6, name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=[os.path.relpath(p, ROOT) for p in FILES])
 def test_a_slip_is_real_and_uncatalogued(checks, path):
     name, a, text, h, _ = read(path)

@@ -54,6 +54,7 @@ EQUATIONS = {
         "dxt": "dxt = Wc[:, n_a:]ᵀ dcct + Wr[:, n_a:]ᵀ drt + Wz[:, n_a:]ᵀ dzt"},
     "gru_backward": {"da_prevt": "da_prevt = da_prev(t+1), zeros at t = T_x − 1; step t gets da[:, :, t] + da_prevt",
                      "dx": "dx[:, :, t] = dxt(t)", "da0": "da0 = da_prev(0)",
+                     "step": "step(t) = gru_cell_backward(da[:, :, t] + da_prevt, caches[t])",
                      **{g: f"{g} = Σ_t {g}(t)" for g in GRU_GRADS}},
 }
 EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {}), "equations": EQUATIONS[e.name]})

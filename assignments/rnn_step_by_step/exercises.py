@@ -68,7 +68,8 @@ EQUATIONS = {
                      "y": "y[:, :, t] = yt_pred(t)", "c": "c[:, :, t] = c_next(t)", "yt": "yt(t) = cell(...)[2]"},
     "rnn_cell_backward": {"g": "δa = (1 − a_next²) ⊙ da_next", "dxt": "dxt = Waxᵀ δa", "da_prev": "da_prev = Waaᵀ δa",
                           "dWax": "dWax = δa xtᵀ", "dWaa": "dWaa = δa a_prevᵀ", "dba": "dba = Σ_batch δa  (n_a, 1)"},
-    "rnn_backward": {**_BACKWARD_LOOP, **{g: f"{g} = Σ_t {g}(t)" for g in ("dWax", "dWaa", "dba")}},
+    "rnn_backward": {**_BACKWARD_LOOP, **{g: f"{g} = Σ_t {g}(t)" for g in ("dWax", "dWaa", "dba")},
+                     "grads": "grads(t) = rnn_cell_backward(da[:, :, t] + da_prevt, caches[t])"},
     "lstm_cell_backward": {
         "z": "z = [a_prev; xt]", "tanh_c": "tanh(c_next)",
         "dc": "dc = dc_next + ot ⊙ (1 − tanh²(c_next)) ⊙ da_next",
@@ -82,6 +83,7 @@ EQUATIONS = {
         "dxt": "dxt = Wf[:, n_a:]ᵀ dft + Wi[:, n_a:]ᵀ dit + Wc[:, n_a:]ᵀ dcct + Wo[:, n_a:]ᵀ dot",
         "dc_prev": "dc_prev = dc ⊙ ft"},
     "lstm_backward": {**_BACKWARD_LOOP, "dc_prevt": "dc_prevt = dc_prev(t+1), zeros at t = T_x − 1",
+                      "step": "step(t) = lstm_cell_backward(da[:, :, t] + da_prevt, dc_prevt, caches[t])",
                       **{g: f"{g} = Σ_t {g}(t)" for g in LSTM_GRADS}},
 }
 EXERCISES = tuple(Exercise(**{**e.__dict__, "protocol": PROTOCOLS.get(e.name, {}), "equations": EQUATIONS[e.name]})

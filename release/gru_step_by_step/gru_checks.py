@@ -1144,8 +1144,10 @@ def probed(statements, parts=None):
                 setattr(stmt, field, probed(inner, parts))
         for handler in getattr(stmt, "handlers", ()):
             handler.body = probed(handler.body, parts)
-        if parts is not None and _assigned(stmt) and not isinstance(_assigned(stmt)[0], (ast.Tuple, ast.List)):
-            parts.owner = ast.unparse(_assigned(stmt)[0])
+        if parts is not None and _assigned(stmt) and not (isinstance(stmt.value, ast.Tuple) and
+                                                         isinstance(_assigned(stmt)[0], (ast.Tuple, ast.List))):
+            owner = _assigned(stmt)[0]   # a, b = f(...): the parts belong to the first
+            parts.owner = ast.unparse(owner.elts[0] if isinstance(owner, (ast.Tuple, ast.List)) else owner)
             stmt.value = parts.visit(stmt.value)
         if parts is None and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
             # a returned dict's items, each under its key: {"dbo": dit} computes dbo on that line
@@ -1246,13 +1248,27 @@ def _near(value, ref):
 class _Known:
     """The reference's values on the worked example, by shape, to ask whether a value is one."""
 
-    def __init__(self, values, inputs):
+    def __init__(self, values, inputs, entries=()):
         by_shape = {}
         for v in list(values) + [a for _, a in leaves(inputs) if a.dtype.kind == "f"]:
             by_shape.setdefault(v.shape, []).append(v.ravel())
             if v.ndim == 2:
                 by_shape.setdefault(v.T.shape, []).append(v.T.ravel())
         self.by_shape = {s: np.array(vs, dtype=float) for s, vs in by_shape.items()}
+        at = {}
+        for i, e in enumerate(entries):
+            for k, a in enumerate(e["arrays"]):
+                at.setdefault(a.shape, []).append((i, k, a.ravel()))
+        self.at = {s: ([item[:2] for item in items], np.array([item[2] for item in items], dtype=float))
+                   for s, items in at.items()}
+
+    def where(self, value):
+        """[(entry, execution)] whose value ``value`` is."""
+        keys, m = self.at.get(value.shape, ((), None))
+        if m is None or not np.all(np.isfinite(value)):
+            return []
+        hits = np.all(np.abs(m - value.ravel().astype(float)) <= ATOL * 10 + RTOL * np.abs(m), axis=1)
+        return [keys[j] for j in np.nonzero(hits)[0]]
 
     def __contains__(self, value):
         m = self.by_shape.get(value.shape)
@@ -1365,7 +1381,17 @@ def where_words(spec, found):
     return lines
 
 
-def _reads_known(space, fn, arguments, line, label, k0, lines, known):
+def _replacing(line, label, e, entries):
+    """What to put in place of the values a learner's line computed: ``e``'s; for an item of a
+    dict (a cell's gradients), every item of the dict ``e`` belongs to, each under its key."""
+    mine = re.fullmatch(r"(\w+)\[(['\"])\w+\2\]", label)
+    if mine and e.get("dict"):
+        return {(line, f"{mine.group(1)}[{x['key']!r}]"): dict(enumerate(x["arrays"]))
+                for x in entries if x.get("dict") == e["dict"]}
+    return {(line, label): dict(enumerate(e["arrays"]))}
+
+
+def _reads_known(space, fn, arguments, line, label, k0, lines, known, entries=()):
     """Is every array the statement at ``line`` reads (its names, and a dict's items) one of the
     reference's values (or an input) when it computes its first wrong value? Read from the
     function's frame at the probe of that execution."""
@@ -1390,7 +1416,7 @@ def _reads_known(space, fn, arguments, line, label, k0, lines, known):
     def probe(at, what, value, in_place=False):
         k = counts.get((at, what), 0)
         counts[(at, what)] = k + 1
-        if (at, what) == (line, label) and k == k0 and not found:
+        if at == line and (what == label or label.startswith(what + "[")) and k == k0 and not found:
             frame = sys._getframe(1)
             found.update({n: frame.f_locals[n] for n in names if n in frame.f_locals})
         return value
@@ -1408,7 +1434,14 @@ def _reads_known(space, fn, arguments, line, label, k0, lines, known):
     # judged by what it reads besides
     mine = {n.id for t in (_assigned(stmt) if stmt is not None else ()) for n in ast.walk(t) if isinstance(n, ast.Name)}
     for name, value in found.items():
-        if name not in mine and any(a not in known for _, a in _arrays(value)):
+        if name in mine:
+            continue
+        if any(a not in known for _, a in _arrays(value)):
+            return False
+        # a name the reference also carries through its loop: the value of this step or the last
+        steps = [e for e in entries if e["name"] == name and not e["part"] and len(e["arrays"]) > 1]
+        if steps and isinstance(value, np.ndarray) and not any(
+                _near(value, e["arrays"][j]) for e in steps for j in (k0, k0 - 1) if 0 <= j < len(e["arrays"])):
             return False
     return True
 
@@ -1425,17 +1458,26 @@ def _outputs_known(spec, trace, wrong):
         return {"right": [], "known": [], "suspects": []}
     suspects = [q for q in trace["order"] if q not in proven and wrong_known
                 and all(q in depends[o] for o in wrong_known)]
+    if not suspects and len(wrong_known) == 1 and wrong_known[0] not in ("cache", "caches"):
+        suspects = list(wrong_known)   # one output wrong, every other right: that output is where to look
     return {"right": right, "known": [q for q in trace["order"] if q in proven], "suspects": suspects}
 
 
 def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments):
     space, fn, lines = made
     values, entries = _trace(trace)
-    known = _Known(values, arguments())
+    known = _Known(values, arguments(), entries)
     first, wrong_at = {}, {}   # each line and label: its first wrong execution, and when that was
     for at, (line, label, k, value) in enumerate(seen):
-        if (line, label) not in first and value not in known:
+        if (line, label) in first:
+            continue
+        if value not in known:
             first[(line, label)], wrong_at[(line, label)] = (k, value.shape), at
+            continue
+        hits = known.where(value)   # a value the reference computes, but at another step (a stale slice)
+        if hits and all(kk != k and len(entries[i]["arrays"]) > k for i, kk in hits):
+            first[(line, label)], wrong_at[(line, label)] = (k, value.shape, [entries[i] for i in
+                                                                               dict.fromkeys(i for i, _ in hits)]), at
     for at, (line, label, k, value) in enumerate(seen):   # a value the reference computes, not as the quantity named alike
         alike = [e for e in entries if e["name"] == label and not e["part"] and len(e["arrays"]) > k]
         if alike and not any(_near(value, e["arrays"][k]) for e in alike) \
@@ -1452,17 +1494,17 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
                     e["arrays"][k0].shape != shape and (e["name"] != label or e["part"])):
                 continue
             tries += 1
-            got, _ = run_probed(space, fn, arguments, {(line, label): dict(enumerate(e["arrays"]))})
+            got, _ = run_probed(space, fn, arguments, _replacing(line, label, e, entries))
             left = _wrong_outputs(spec, got, expected, loose=True)
             if left is None or not left < wrong:
                 continue
-            rank = (len(left), e["part"], order)
+            rank = (len(left), e["part"], e.get("item", False), order)
             if best is None or rank < best[0]:
                 best = (rank, e, left)
         if best is not None:
             _, e, left = best
             if set(left) & set(trace["inputs_of"].get(e["name"], ())) \
-                    or not _reads_known(space, fn, arguments, line, label, k0, lines, known):
+                    or not _reads_known(space, fn, arguments, line, label, k0, lines, known, entries):
                 return None   # what the line reads is wrong too: it is not where the first wrong value is
             text = lines[line - 1].strip() if line <= len(lines) else ""
             return {"quantity": e["name"], "lineno": line, "text": text, "part": e["part"],

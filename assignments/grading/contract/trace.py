@@ -74,6 +74,21 @@ def base(label: str) -> str:
     return word.group(0) if word else ""
 
 
+def quantity(label: str, outputs: Sequence[str]) -> str:
+    """The quantity a probe's value is of: ``base``, except that an item of a dict the function
+    does not return by that key (a cell's gradients at one step) belongs to the dict."""
+    name = base(label)
+    keyed = re.fullmatch(r"(\w+)\[(['\"])(\w+)\2\]", label.split("#")[0])
+    return keyed.group(1) if keyed and name not in outputs else name
+
+
+def _item(line: int, label: str) -> dict[str, str]:
+    """For an item of a dict the reference holds (a cell's gradients): its key, and which dict
+    (the same for its siblings), so that a learner's dict can be put right all at once."""
+    keyed = re.fullmatch(r"(\w+)\[(['\"])(\w+)\2\]", label)
+    return {"dict": f"{line}:{keyed.group(1)}", "key": keyed.group(3)} if keyed else {}
+
+
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
@@ -143,10 +158,16 @@ def trace(assignment: Assignment, name: str, args: Sequence[object]) -> dict[str
         if key not in index:
             index[key] = len(values)
             values.append(v)
-        entries.setdefault((line, label), []).append(index[key])
+        ids = entries.setdefault((line, label), [])
+        if not ids or ids[-1] != index[key]:   # a dict's item read back after its siblings' updates: once per change
+            ids.append(index[key])
+    for (line, label), ids in entries.items():   # an accumulator's zeros, before its first update
+        while len(ids) > 1 and not values[ids[0]].any() and "[" in label:
+            ids.pop(0)
     depends, order, inputs_of = dependencies(assignment, name)
     return {"values": [checks.encode(v) for v in values],
-            "entries": [{"name": base(label), "part": "#" in label, "values": ids}
+            "entries": [{"name": quantity(label, assignment.by_name[name].outputs), "part": "#" in label,
+                         "item": "[" in label.split("#")[0], "values": ids, **_item(line, label)}
                         for (line, label), ids in entries.items()],
             "depends": depends, "order": order, "inputs_of": inputs_of}
 

@@ -29,7 +29,8 @@ except ImportError:
 # machine (about 1 ms a candidate: 1.2 s at most); the time is a guard for a slow function only.
 REPAIR_TRIES = 1200      # candidates run, at most, per function
 REPAIR_SECONDS = 4.0     # wall time, at most, per function (a function that takes long per call)
-REPAIRS_KEPT = 3         # candidates sent back for the grader to verify
+REPAIRS_KEPT = 3         # candidates sent back for the grader to verify, the smallest edits first
+REPAIRS_FOUND = 8        # candidates passing the public cases compared, at most, for the smallest
 NUMPY_ACTIVATIONS = ("np.tanh",)   # the assignment's own (the notebook's helpers) come with the job
 
 
@@ -51,7 +52,8 @@ def examine(spec, trace, public, fn):
 
 
 def _statements(fdef):
-    return [s for s in ast.walk(fdef) if isinstance(s, (ast.Assign, ast.AugAssign)) or
+    """The statements an edit may change: assignments, the return, and loops' ranges."""
+    return [s for s in ast.walk(fdef) if isinstance(s, (ast.Assign, ast.AugAssign, ast.For)) or
             (isinstance(s, ast.Return) and s.value is not None)]
 
 
@@ -64,16 +66,38 @@ def _names(fdef):
     return names
 
 
+class Context:
+    """What the edits of one function draw from: its names (the arrays among them by shape),
+    its dicts' keys, the activations a candidate may put on or take off."""
+
+    def __init__(self, names, shapes, helpers):
+        self.names, self.shapes, self.helpers = names, shapes, helpers
+        self.arrays = [n for n in names if n in shapes]
+        self.scalars = [n for n in names if n not in shapes]
+        self.keys = {}
+        for text in shapes:
+            if "[" in text:
+                base, key = text.split("[", 1)
+                self.keys.setdefault(base, []).append(key[:-1])
+
+    def alike(self, name):
+        """The names a learner may have written for ``name``: arrays of its shape, or, for a
+        name that holds no array, the other such names."""
+        if name in self.shapes:
+            return [n for n in self.arrays if n != name and self.shapes[n] == self.shapes[name]]
+        return [n for n in self.scalars if n != name]
+
+
 def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES):
     """Single-statement edits of ``fn`` that pass every public case, the located line's first."""
     source = textwrap.dedent(inspect.getsource(fn))
     lines = source.splitlines()
     tree = ast.parse(source)
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
-    names = _names(fdef)
     helpers = list(NUMPY_ACTIVATIONS) + [h for h in spec.get("activations", ()) if h in getattr(fn, "__globals__", {})]
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
     shapes = _shapes(fn, cases[0][0])
+    context = Context(_names(fdef), shapes, helpers)
     statements = _in_order(_statements(fdef), found, spec)
     located = [s for s in statements if found and s.lineno == found.get("lineno")]
     # the located statement with every edit; then every statement with the small edits; then
@@ -83,26 +107,49 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     deadline = time.monotonic() + seconds
     kept, seen, count = [], set(), 0
     for stmt, terms in rounds:
-        indent = lines[stmt.lineno - 1][:len(lines[stmt.lineno - 1]) - len(lines[stmt.lineno - 1].lstrip())]
-        before = "\n".join(lines[stmt.lineno - 1:stmt.end_lineno])
-        for edited in edits(stmt, names, helpers, terms):
+        first, last = stmt.lineno, (stmt.end_lineno if not isinstance(stmt, ast.For) else stmt.lineno)
+        indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+        before = "\n".join(lines[first - 1:last])
+        for edited in edits(stmt, context, terms):
             if count >= tries or time.monotonic() > deadline:
                 return kept
-            after = indent + ast.unparse(edited)
+            after = indent + (_header(edited) if isinstance(edited, ast.For) else ast.unparse(edited))
             if after in seen or after.strip() == before.strip():
                 continue
             seen.add(after)
             count += 1
-            candidate = "\n".join(lines[:stmt.lineno - 1] + [after] + lines[stmt.end_lineno:]) + "\n"
+            candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
             if _passes(spec, candidate, fn, cases):
-                kept.append({"line": fn.__code__.co_firstlineno + stmt.lineno - 1, "before": before.strip(),
-                             "after": after.strip(),
-                             "source": candidate})
-                if len(kept) >= REPAIRS_KEPT:
-                    return kept
-        if kept:   # the first statement that can be mended is the one to mend
-            return kept
+                kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
+                             "after": after.strip(), "source": candidate})
+                if len(kept) >= REPAIRS_FOUND:
+                    break
+        if kept:   # the first statement that can be mended is the one to mend, by the smallest edit
+            return sorted(kept, key=lambda r: (changed_tokens(ast.unparse(ast.parse(r["before"].rstrip(":") + (
+                " pass" if r["before"].endswith(":") else ""))), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
     return kept
+
+
+def changed_tokens(before, after):
+    """How many tokens an edit changes (the fewest insertions, deletions and replacements)."""
+    a, b = _tokens(before), _tokens(after)
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def _tokens(text):
+    import re
+    return re.findall(r"\*\*|\w+|[^\w\s]", text)
+
+
+def _header(loop):
+    """A for loop's first line, as written."""
+    return f"for {ast.unparse(loop.target)} in {ast.unparse(loop.iter)}:"
 
 
 def _in_order(statements, found, spec):
@@ -128,7 +175,7 @@ def _targets(stmt):
 
 def _shapes(fn, inputs):
     """{expression text: shape} of the arrays the function holds in its names (and its dicts'
-    items) as it runs on ``inputs``: what a term or a factor added to a statement may be."""
+    items) as it runs on ``inputs``: what a name may be swapped for, or a term added."""
     import sys
     shapes = {}
     code = fn.__code__
@@ -137,11 +184,11 @@ def _shapes(fn, inputs):
         if frame.f_code is not code:
             return None
         for name, value in frame.f_locals.items():
-            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim == 2:
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 2:
                 shapes.setdefault(name, value.shape)
             elif isinstance(value, dict) and len(value) < 30:
                 for key, item in value.items():
-                    if isinstance(key, str) and isinstance(item, np.ndarray) and item.ndim == 2:
+                    if isinstance(key, str) and isinstance(item, np.ndarray) and item.ndim >= 2:
                         shapes.setdefault(f"{name}[{key!r}]", item.shape)
         return tracer
 
@@ -160,17 +207,19 @@ def _shapes(fn, inputs):
 
 def _terms(stmt, shapes):
     """Terms a learner may have left out of ``stmt``: products ``A @ B`` of two of the function's
-    arrays whose shapes make one of the target's shape (rows and columns, or rows and 1), and
-    arrays of the target's shape as factors."""
+    arrays whose rows are the target's, arrays of its rows as addends (a bias), and arrays as
+    factors (a gate)."""
     target = next((ast.unparse(t) for t in _targets(stmt)), None)
     shape = shapes.get(target) if target else None
-    if shape is None:
+    if shape is None or len(shape) != 2:
         return [], []
-    products = [ast.parse(f"{a} @ {b}", mode="eval").body for a, sa in shapes.items() for b, sb in shapes.items()
+    matrices = dict(sorted(((a, sa) for a, sa in shapes.items() if len(sa) == 2), key=lambda i: "[" in i[0]))
+    products = [ast.parse(f"{a} @ {b}", mode="eval").body for a, sa in matrices.items() for b, sb in matrices.items()
                 if a != b and sa[1] == sb[0] and sa[0] == shape[0]]
-    factors = [ast.parse(a, mode="eval").body for a, sa in sorted(shapes.items(), key=lambda i: i[1] != shape)
+    addends = [ast.parse(a, mode="eval").body for a, sa in matrices.items() if sa == (shape[0], 1) and a != target]
+    factors = [ast.parse(a, mode="eval").body for a, sa in sorted(matrices.items(), key=lambda i: i[1] != shape)
                if a != target and sa[1] != 1]
-    return products[:40], factors[:20]
+    return products[:40] + addends[:10], factors[:20]
 
 
 def _passes(spec, candidate, fn, cases):
@@ -196,20 +245,26 @@ def _call(func, arg):
     return ast.Call(func=ast.parse(func, mode="eval").body, args=[arg], keywords=[])
 
 
-def _replacements(node, names, helpers, terms=((), ())):
+VALUES = (ast.Name, ast.BinOp, ast.Call, ast.Subscript, ast.Attribute, ast.IfExp, ast.UnaryOp)
+
+
+def _replacements(node, context, terms=((), ())):
     """Each node that may stand in place of ``node``: one small edit."""
     out = []
-    value = isinstance(node, (ast.Name, ast.BinOp, ast.Call, ast.Subscript, ast.Attribute)) and \
-        not (isinstance(node, ast.Name) and node.id == "np") and not (isinstance(node, ast.Attribute) and node.attr != "T")
-    if isinstance(node, ast.Name) and node.id not in ("np",):
-        out += [_name(n) for n in names if n != node.id]
-        out += [_call(h, node) for h in helpers]
+    value = isinstance(node, VALUES) and not (isinstance(node, ast.Name) and node.id == "np") \
+        and not (isinstance(node, ast.Attribute) and node.attr != "T")
+    if isinstance(node, ast.Name) and node.id != "np":
+        out += [_name(n) for n in context.alike(node.id)]
+        out += [_call(h, node) for h in context.helpers]
         out += [ast.Attribute(node, "T", ast.Load()), ast.BinOp(node, ast.Pow(), ast.Constant(2))]
+    if value and not isinstance(node, ast.Name):   # a whole expression where a name belongs
+        out += [_name(n) for n in context.arrays[:30]]
     if value:
         products, factors = terms
         out.append(ast.BinOp(ast.Constant(1), ast.Sub(), node))
         out += [ast.BinOp(p, ast.Add(), node) for p in products]
         out += [ast.BinOp(f, ast.Mult(), node) for f in factors]
+        out += [p for p in products if not isinstance(node, ast.Name)]
     if isinstance(node, ast.BinOp):
         out += [node.left, node.right, ast.BinOp(node.right, node.op, node.left)]
         for op in (ast.Add(), ast.Sub(), ast.Mult(), ast.MatMult()):
@@ -217,63 +272,102 @@ def _replacements(node, names, helpers, terms=((), ())):
                 out.append(ast.BinOp(node.left, op, node.right))
         out.append(_call("np.tanh", node))
     if isinstance(node, ast.Call):
-        func = ast.unparse(node.func)
-        if func in helpers and len(node.args) == 1:   # an activation taken off, or swapped for another
-            out.append(node.args[0])
-            out += [_call(f, node.args[0]) for f in helpers if f != func]
-        for k in node.keywords:
-            if k.arg == "axis" and isinstance(k.value, ast.Constant) and k.value.value in (0, 1):
-                flipped = copy.deepcopy(node)
-                next(w for w in flipped.keywords if w.arg == "axis").value = ast.Constant(1 - k.value.value)
-                out.append(flipped)
-        if func.split(".")[-1] == "sum":
-            keep = copy.deepcopy(node)
-            keep.keywords = [k for k in keep.keywords if k.arg != "keepdims"]
-            if len(keep.keywords) == len(node.keywords):
-                keep.keywords.append(ast.keyword("keepdims", ast.Constant(True)))
-            out.append(keep)
+        out += _call_edits(node, context)
     if isinstance(node, ast.Attribute) and node.attr == "T":
         out.append(node.value)
     if isinstance(node, ast.Subscript):
-        out.append(node.value)
-        for i, part in enumerate(node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]):
-            for new in _index_edits(part, names):
-                s = copy.deepcopy(node)
-                if isinstance(s.slice, ast.Tuple):
-                    s.slice.elts[i] = new
-                else:
-                    s.slice = new
-                out.append(s)
+        out += _subscript_edits(node, context)
     return out
 
 
-def _index_edits(part, names):
-    """t -> t - 1, t + 1; t - 1 -> t; :n -> n:; n: -> :n."""
+def _call_edits(node, context):
+    """An activation taken off or swapped, an axis flipped, keepdims, an argument dropped."""
+    out = []
+    func = ast.unparse(node.func)
+    if func in context.helpers and len(node.args) == 1:
+        out.append(node.args[0])
+        out += [_call(f, node.args[0]) for f in context.helpers if f != func]
+    for k in node.keywords:
+        if k.arg == "axis" and isinstance(k.value, ast.Constant) and k.value.value in (0, 1):
+            flipped = copy.deepcopy(node)
+            next(w for w in flipped.keywords if w.arg == "axis").value = ast.Constant(1 - k.value.value)
+            out.append(flipped)
+    if func.split(".")[-1] == "sum":
+        keep = copy.deepcopy(node)
+        keep.keywords = [k for k in keep.keywords if k.arg != "keepdims"]
+        if len(keep.keywords) == len(node.keywords):
+            keep.keywords.append(ast.keyword("keepdims", ast.Constant(True)))
+        out.append(keep)
+    for i in range(len(node.args) if len(node.args) > 1 else 0):   # range(1, T_x) -> range(T_x)
+        fewer = copy.deepcopy(node)
+        del fewer.args[i]
+        out.append(fewer)
+    return out
+
+
+def _subscript_edits(node, context):
+    """The array itself, another key of a dict, another index."""
+    out = [node.value]
+    if isinstance(node.slice, ast.Constant) and isinstance(node.value, ast.Name):
+        for key in context.keys.get(node.value.id, ()):
+            other = ast.parse(f"{node.value.id}[{key}]", mode="eval").body
+            if ast.unparse(other) != ast.unparse(node):
+                out.append(other)
+        return out
+    for i, part in enumerate(node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]):
+        for new in _index_edits(part, context):
+            s = copy.deepcopy(node)
+            if isinstance(s.slice, ast.Tuple):
+                s.slice.elts[i] = new
+            else:
+                s.slice = new
+            out.append(s)
+    return out
+
+
+def _index_edits(part, context):
+    """t -> t - 1, t + 1, another index name; t - 1 -> t; :n -> n:; n: -> :n."""
     out = []
     if isinstance(part, ast.Name):
         out += [ast.BinOp(part, ast.Sub(), ast.Constant(1)), ast.BinOp(part, ast.Add(), ast.Constant(1))]
     if isinstance(part, ast.BinOp) and isinstance(part.right, ast.Constant):
         out.append(part.left)
+    if isinstance(part, (ast.Name, ast.BinOp, ast.Constant)):
+        out += [_name(n) for n in context.scalars if not (isinstance(part, ast.Name) and part.id == n)]
     if isinstance(part, ast.Slice) and (part.lower is None) != (part.upper is None):
         out.append(ast.Slice(lower=part.upper, upper=part.lower))
     return out
 
 
-def edits(stmt, names, helpers=(), terms=((), ())):
+def _value(stmt):
+    return stmt.iter if isinstance(stmt, ast.For) else stmt.value
+
+
+def edits(stmt, context, terms=((), ())):
     """Copies of ``stmt`` with one small edit each: a node of its value replaced
-    (``_replacements``), a term added to it, an index of its target changed, or ``=`` and
-    ``+=`` exchanged."""
-    value = stmt.value
+    (``_replacements``), two of its names exchanged, an index of its target changed, ``=``,
+    ``+=`` and ``-=`` exchanged, or its value replaced by zeros."""
+    value = _value(stmt)
     nodes = list(ast.walk(value))
     for index in range(len(nodes)):
-        for new in _replacements(nodes[index], names, helpers, terms):
+        for new in _replacements(nodes[index], context, terms):
             yield _with(stmt, index, new)
+    named = [i for i, n in enumerate(nodes) if isinstance(n, ast.Name) and n.id != "np"]
+    for a in range(len(named)):   # two names written in each other's place
+        for b in range(a + 1, len(named)):
+            if nodes[named[a]].id != nodes[named[b]].id:
+                out = copy.deepcopy(stmt)
+                copied = list(ast.walk(_value(out)))
+                copied[named[a]].id, copied[named[b]].id = nodes[named[b]].id, nodes[named[a]].id
+                yield out
+    if isinstance(stmt, ast.For):
+        return
     made = []
     for target in _targets(stmt):   # a[:, :, t - 1] = ...: the index written to
         if isinstance(target, ast.Subscript):
             parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
             for i, part in enumerate(parts):
-                for new in _index_edits(part, names):
+                for new in _index_edits(part, context):
                     out = copy.deepcopy(stmt)
                     t = out.targets[0] if isinstance(out, ast.Assign) else out.target
                     if isinstance(t.slice, ast.Tuple):
@@ -283,10 +377,13 @@ def edits(stmt, names, helpers=(), terms=((), ())):
                     made.append(out)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         made.append(ast.AugAssign(target=copy.deepcopy(stmt.targets[0]), op=ast.Add(), value=copy.deepcopy(value)))
+        made.append(ast.Assign(targets=copy.deepcopy(stmt.targets), value=_call("np.zeros_like", copy.deepcopy(value))))
         made += [ast.Assign(targets=copy.deepcopy(stmt.targets), value=ast.BinOp(_name(n), ast.Add(), copy.deepcopy(value)))
-                 for n in names]   # a term left out
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+                 for n in context.arrays]   # a term left out
+    if isinstance(stmt, ast.AugAssign):
         made.append(ast.Assign(targets=[copy.deepcopy(stmt.target)], value=copy.deepcopy(value)))
+        made += [ast.AugAssign(target=copy.deepcopy(stmt.target), op=op, value=copy.deepcopy(value))
+                 for op in (ast.Add(), ast.Sub()) if type(op) is not type(stmt.op)]
     for new in made:
         yield ast.fix_missing_locations(ast.copy_location(new, stmt))
 
@@ -294,9 +391,12 @@ def edits(stmt, names, helpers=(), terms=((), ())):
 def _with(stmt, index, new):
     """A copy of ``stmt`` whose value's ``index``-th node (in ast.walk order) is ``new``."""
     out = copy.deepcopy(stmt)
-    nodes = list(ast.walk(out.value))
+    nodes = list(ast.walk(_value(out)))
     if index == 0:
-        out.value = copy.deepcopy(new)
+        if isinstance(out, ast.For):
+            out.iter = copy.deepcopy(new)
+        else:
+            out.value = copy.deepcopy(new)
         return ast.fix_missing_locations(out)
     target = nodes[index]
     for parent in nodes:
