@@ -74,7 +74,8 @@ def messages_of(source: str) -> list[Message]:
 
     for expr, plot in _said(ast.parse(source)):
         start = offsets[expr.lineno - 1] + column(expr.lineno, expr.col_offset)
-        end = offsets[expr.end_lineno - 1] + column(expr.end_lineno, expr.end_col_offset)   # type: ignore[arg-type]
+        end_line, end_col = expr.end_lineno or expr.lineno, expr.end_col_offset or 0
+        end = offsets[end_line - 1] + column(end_line, end_col)
         segment = source[start:end]
         parts = LITERAL.findall(segment)
         if LITERAL.sub("", segment).strip() or any(set(prefix.lower()) - {"f"} for prefix, _ in parts):

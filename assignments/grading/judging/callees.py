@@ -1,5 +1,5 @@
 """The reference callees, answered in the grading process. While a caller (a loop over its
-cell, such as rnn_forward) is judged, the learner's kernel holds no reference code: the
+cell, such as a forward pass over a sequence) is judged, the learner's kernel holds no reference code: the
 harness puts a stand-in in place of the cell that sends each call's arguments over the
 channel, and the ``Desk`` here computes the reference cell on them and answers.
 

@@ -230,8 +230,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
 
     def _judge_cell(self, name, index):
         repair = Repair(parent=self)   # a candidate repair runs in place of the learner's function (_call)
-        self._judge.show = repair.show
-        examine = functools.partial(examined_in_kernel, self) if repair.search else None
+        self._judge.show, examine = repair.show, functools.partial(examined_in_kernel, self) if repair.search else None
         verdict = self._judge.judge(name, self._call, lang=self._lang, examine=examine)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             verdict.feedback = self._why_missing(name) or verdict.feedback
@@ -271,10 +270,9 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         answers = desk(self._assignment)
         answers.begin(callees)
         replies, fault = self._ask(job, name, "while called on a hidden case", answers.answer)
-        for why in sorted(set(self._channel.refused)):   # what the learner's process sent, refused
-            self._event("refused_reply", name, why)
-        for why in sorted(set(answers.refused)):   # a callee's call the grader would not answer
-            self._event("refused_callee", name, why)
+        for kind, whys in (("refused_reply", self._channel.refused), ("refused_callee", answers.refused)):
+            for why in sorted(set(whys)):   # what the learner's process sent, or a callee's call, refused
+                self._event(kind, name, why)
         results = []
         for data in replies:
             status, value, observed = read_reply(self._assignment, data)
