@@ -37,18 +37,18 @@ PROTOCOLS = {
 # Each quantity the reference computes, as the notebook writes its equation (in symbols, so
 # every edition reads them alike): what the checks say a wrong line should compute.
 EQUATIONS = {
-    "gru_cell_forward": {"z": "z = [a_prev; xt] (a_prev stacked on xt)", "rt": "rt = σ(Wr z + br)",
-                         "zt": "zt = σ(Wz z + bz)", "zr": "[rt ⊙ a_prev; xt]",
+    "gru_cell_forward": {"z": "v = [a_prev; xt] (a_prev stacked on xt)", "rt": "rt = σ(Wr v + br)",
+                         "zt": "zt = σ(Wz v + bz)", "zr": "[rt ⊙ a_prev; xt]",
                          "cct": "cct = tanh(Wc [rt ⊙ a_prev; xt] + bc)",
                          "a_next": "a_next = zt ⊙ cct + (1 − zt) ⊙ a_prev",
                          "yt_pred": "yt_pred = softmax(Wy a_next + by)"},
     "gru_forward": {"a_next": "a_next(t) = gru_cell_forward(x[:, :, t], a_next(t−1), parameters)[0],  a_next(−1) = a0",
                     "a": "a[:, :, t] = a_next(t)", "y_pred": "y_pred[:, :, t] = yt_pred(t)"},
     "gru_cell_backward": {
-        "z": "z = [a_prev; xt]", "zr": "[rt ⊙ a_prev; xt]",
+        "z": "v = [a_prev; xt]", "zr": "[rt ⊙ a_prev; xt]",
         "dcct": "dcct = da_next ⊙ zt ⊙ (1 − cct²)", "dzt": "dzt = da_next ⊙ (cct − a_prev) ⊙ zt (1 − zt)",
         "dra": "d(rt ⊙ a_prev) = Wc[:, :n_a]ᵀ dcct", "drt": "drt = d(rt ⊙ a_prev) ⊙ a_prev ⊙ rt (1 − rt)",
-        "dWr": "dWr = drt zᵀ", "dWz": "dWz = dzt zᵀ", "dWc": "dWc = dcct [rt ⊙ a_prev; xt]ᵀ",
+        "dWr": "dWr = drt vᵀ", "dWz": "dWz = dzt vᵀ", "dWc": "dWc = dcct [rt ⊙ a_prev; xt]ᵀ",
         "dbr": "dbr = Σ_batch drt  (n_a, 1)", "dbz": "dbz = Σ_batch dzt  (n_a, 1)", "dbc": "dbc = Σ_batch dcct  (n_a, 1)",
         "da_prev": "da_prev = da_next ⊙ (1 − zt) + rt ⊙ d(rt ⊙ a_prev) + Wr[:, :n_a]ᵀ drt + Wz[:, :n_a]ᵀ dzt",
         "dxt": "dxt = Wc[:, n_a:]ᵀ dcct + Wr[:, n_a:]ᵀ drt + Wz[:, n_a:]ᵀ dzt"},

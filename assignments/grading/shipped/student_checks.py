@@ -1357,6 +1357,9 @@ def where_words(spec, found):
     equations = spec.get("equations", {})
     q = found["quantity"]
     equation = equations.get(q, q or "")
+    left = equation.split(" = ")[0] if " = " in equation else ""
+    if q and left and not re.search(rf"(?<!\w){re.escape(q)}(?!\w)", equation):
+        q = left   # the notebook's name for it (v for the code's z, δa for g)
     if found["lineno"] is not None:
         lines = [tr("Where the first wrong value is computed, on the worked example: line {line}, `{code}`.",
                     line=found["line"], code=found["text"]),
