@@ -19,7 +19,6 @@ import re
 import statistics
 import sys
 import time
-import tokenize
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -31,6 +30,7 @@ sys.path.insert(0, REPO)
 from assignments.grading.contract.assignment import load  # noqa: E402
 from assignments.grading.judging import inprocess as local  # noqa: E402
 from assignments.grading.judging import judge as judge_module  # noqa: E402
+from assignments.grading.shipped.repair import changed_tokens, written  # noqa: E402
 
 CORPUS = os.path.join(REPO, "tests", "fixtures", "slips")
 
@@ -86,33 +86,9 @@ def timed_check(checks, name, ns, runs=3):
     return best, said
 
 
-def tokens(line):
-    try:
-        return [t.string for t in tokenize.generate_tokens(io.StringIO(line).readline)
-                if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)]
-    except (tokenize.TokenError, IndentationError):
-        return line.split()
-
-
-def unparsed(line):
-    """A statement as ast.unparse writes it (a repair is written that way: same quotes, spaces)."""
-    import ast
-    try:
-        return ast.unparse(ast.parse(line.strip().rstrip(":") + (" pass" if line.strip().endswith(":") else "")))
-    except SyntaxError:
-        return line.strip()
-
-
 def size(before, after):
-    """Tokens changed between two versions of a line (the shortest edit, by token)."""
-    a, b = tokens(before), tokens(after)
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
+    """Tokens changed between two versions of a line, as the repair search counts them."""
+    return changed_tokens(written(before), written(after))
 
 
 def main():
@@ -154,8 +130,8 @@ def main():
                      "line": found.get("line") == line_no,
                      "wrong_line": found.get("line") not in (None, line_no),
                      "repaired": v.repair is not None,
-                     "repair_size": size(unparsed(v.repair["before"]), unparsed(v.repair["after"])) if v.repair else None,
-                     "slip_size": size(unparsed(h["was"]), unparsed(h["line"])), "grader_cpu": cpu, "grader_cpu_plain": cpu_plain,
+                     "repair_size": size(v.repair["before"], v.repair["after"]) if v.repair else None,
+                     "slip_size": size(h["was"], h["line"]), "grader_cpu": cpu, "grader_cpu_plain": cpu_plain,
                      "said_where": "first wrong value" in said or "are right, so" in said or "is right, so" in said})
         r = rows[-1]
         print(f"{tag:60s} check {t_wrong * 1000:6.1f} ms (right {t_right * 1000:5.1f})  quantity {'✓' if r['quantity'] else '✗'}"

@@ -3,14 +3,13 @@ substitution that names a line, and the words. The corpus measurement is tests/t
 import ast
 import glob
 import importlib.util
-import inspect
 import linecache
 import os
 import re
 
 import numpy as np
 import pytest
-from helpers import REPO
+from helpers import REPO, cell_namespace
 
 from assignments.gru_step_by_step import ASSIGNMENT as GRU
 
@@ -36,14 +35,7 @@ def lstm_cell_backward(da_next, dc_next, cache):
 
 
 def namespace(assignment, source, tag):
-    """The reference's functions as the notebook's other cells, ``source`` over them, its text
-    where inspect finds it (as IPython registers a cell's)."""
-    ns = {"np": np}
-    exec(inspect.getsource(assignment.reference), ns)
-    path = f"<test_locate {tag}>"
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    exec(compile(source, path, "exec"), ns)
-    return ns
+    return cell_namespace(assignment, source, "locate " + tag)
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,11 @@ the judge only when it passes every hidden case, shown as nbgrader_config.py's R
 allows. The corpus measurement is tests/test_slips.py."""
 import inspect
 import json
-import linecache
 import os
 
 import nbformat
-import numpy as np
 import pytest
-from helpers import REPO
+from helpers import REPO, cell_namespace
 
 from assignments.grading.authoring.submissions import answer_cells, fill
 from assignments.grading.judging import inprocess as local
@@ -28,12 +26,7 @@ def lstm_cell_backward_source(line=SLIP):
 
 
 def namespace(source, tag):
-    ns = {"np": np}
-    exec(inspect.getsource(A.reference), ns)
-    path = f"<test_repair {tag}>"
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    exec(compile(source, path, "exec"), ns)
-    return ns
+    return cell_namespace(A, source, "repair " + tag)
 
 
 @pytest.mark.parametrize("show", ["line", "quantity", "edit"])

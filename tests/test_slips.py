@@ -10,16 +10,13 @@ at least 90%. The shares are printed ([measure] lines); benchmarks/hints.py time
 """
 import glob
 import importlib.util
-import inspect
 import io
-import linecache
 import os
 import re
 from contextlib import redirect_stdout
 
-import numpy as np
 import pytest
-from helpers import REPO
+from helpers import REPO, cell_namespace
 
 from assignments.grading.contract.assignment import load
 from assignments.grading.judging import inprocess as local
@@ -48,12 +45,7 @@ def read(path):
 
 
 def namespace(a, text, tag):
-    ns = {"np": np}
-    exec(inspect.getsource(a.reference), ns)
-    path = f"<slip {tag}>"
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    exec(compile(text, path, "exec"), ns)
-    return ns
+    return cell_namespace(a, text, "slip " + tag)
 
 
 def mended(text, h):
@@ -134,14 +126,5 @@ def test_the_grader_repairs_nine_slips_in_ten(capsys):
 
 
 def _changed(before, after):
-    import ast
-
-    from assignments.grading.shipped.repair import changed_tokens
-
-    def unparsed(line):
-        line = line.strip()
-        try:
-            return ast.unparse(ast.parse(line.rstrip(":") + (" pass" if line.endswith(":") else "")))
-        except SyntaxError:
-            return line
-    return changed_tokens(unparsed(before), unparsed(after))
+    from assignments.grading.shipped.repair import changed_tokens, written
+    return changed_tokens(written(before), written(after))

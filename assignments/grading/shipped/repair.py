@@ -125,9 +125,17 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
                 if len(kept) >= REPAIRS_FOUND:
                     break
         if kept:   # the first statement that can be mended is the one to mend, by the smallest edit
-            return sorted(kept, key=lambda r: (changed_tokens(ast.unparse(ast.parse(r["before"].rstrip(":") + (
-                " pass" if r["before"].endswith(":") else ""))), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
+            return sorted(kept, key=lambda r: (changed_tokens(written(r["before"]), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
     return kept
+
+
+def written(line):
+    """A statement (or a loop's first line) as ast.unparse writes it, as a repair is written."""
+    line = line.strip()
+    try:
+        return ast.unparse(ast.parse(line.rstrip(":") + (" pass" if line.endswith(":") else "")))
+    except SyntaxError:
+        return line
 
 
 def changed_tokens(before, after):
