@@ -218,7 +218,7 @@ def test_the_chinese_report_renders_in_headless_chromium(sample_class, tmp_path)
     assert "共 6 份提交" in text and f"{report._num(data['scores']['mean'])} 平均得分" in text
     for m in data["mistakes"]:
         assert f"{m['code']} 位于 {m['function']} {m['count']} {100 * m['share']:.1f}%" in text, m["code"]
-    assert "无法读取的提交: 1" in text and "得分分布" in text
+    assert "无法读取：1" in text and "已评分：5" in text and "得分分布" in text   # statuses in Chinese (issue 43)
     drawn = glyphs_differ_from_boxes(tmp_path, "全班报告：得分分布")
     print(f"\n[measure] Chinese words vs missing-glyph boxes: {100 * drawn:.2f}% of pixels differ")
     assert drawn > 0.005, "Chinese is drawn as empty boxes (tofu): " + CJK_FONT_MISSING
