@@ -404,10 +404,18 @@ class Browser:
         return re.sub(r"\s+", " ", self.text())
 
     def give_score(self, cell, score):
+        from selenium.common.exceptions import ElementClickInterceptedException
         from selenium.webdriver.common.keys import Keys
         box = self.by(f"input#{cell}")[0]
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
-        box.click()
+        for attempt in range(20):   # the page reflows while MathJax draws its formulas: aim again
+            self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", box)
+            try:
+                box.click()
+                break
+            except ElementClickInterceptedException:
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
         box.send_keys(str(score))
         box.send_keys(Keys.TAB)
         time.sleep(1)
