@@ -27,6 +27,7 @@ from .callees import Desk
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
 from .harness_kernel import HarnessKernel, stash_key
 from .judge import DeferredCalls, Judge, read_reply
+from .located import REPAIR_SHOWS
 
 # what the judge writes into a cell's outputs (in the notebook's language: messages.say)
 STOPPED = N_("stopped by the grader")
@@ -74,7 +75,7 @@ class Repair(Configurable):
 
     search = Bool(True, help="Locate and search for a repair for every wrong function (about 0.2 to "
                              "1.5 s of the learner's kernel each).").tag(config=True)
-    show = Enum(["line", "quantity", "edit"], default_value="quantity",
+    show = Enum(list(REPAIR_SHOWS), default_value="quantity",
                 help="What the learner's feedback says: 'line' (the line where the first wrong value is "
                      "computed), 'quantity' (and the quantity it should compute, with its equation), or "
                      "'edit' (and the edit that mends it). The staff always see the repair: report.json and "

@@ -1512,8 +1512,6 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
             text = lines[line - 1].strip() if line <= len(lines) else ""
             return {"quantity": e["name"], "lineno": line, "text": text, "part": e["part"],
                     "mends": sorted(wrong - left), "left": sorted(left)}
-        if tries >= LOCATE_TRIES:
-            break
     return None
 
 
