@@ -177,3 +177,45 @@ def test_the_check_names_cell_mistakes_output_by_output(assignment, release_chec
                     ("dc_prev = dc * ft", "dc_prev = dc_next * ft"))
     said = check_says(release_checks_module, "lstm_cell_backward", namespace(assignment, src))
     assert "[lstm_db_from_dW]" in said and "[lstm_dc_prev_missing_da_term]" in said, said
+
+
+def _released_checks(assignment):
+    """The <assignment>_checks.py that students get, loaded from release/."""
+    import importlib.util
+    import os
+
+    from helpers import REPO
+    path = os.path.join(REPO, "release", assignment.id, assignment.checks_module + ".py")
+    spec = importlib.util.spec_from_file_location(f"released_{assignment.checks_module}_for_diagnosis", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["rnn_backward", "lstm_backward", "gru_backward"])
+def test_only_the_first_step_fed_without_its_upstream_gradient_is_said_of_the_first_step(assignment, name):
+    """An off-by-one that adds da[:, :, t-1] to the carried gradient after each step, instead of
+    da[:, :, t] before it: every step but the first is given the right da_next; the first is given
+    zeros. "Each step is fed only the gradient carried..." (the upstream code) would be false for
+    every step but the first: the check says what the first step should be given, and neither
+    the check nor the judge names the code (review N3)."""
+    from assignments.gru_step_by_step import ASSIGNMENT as GRU
+    a = GRU if name.startswith("gru") else assignment
+    source = inspect.getsource(getattr(a.reference, name))
+    step = "grads" if name == "rnn_backward" else "step"
+    for old, new in (("(da[:, :, t] + da_prevt, ", "(da_prevt, "),
+                     (f'da_prevt = {step}["da_prev"]', f'da_prevt = {step}["da_prev"] + da[:, :, t - 1]'),
+                     ("da0 = da_prevt", f'da0 = {step}["da_prev"]')):
+        assert old in source, old
+        source = source.replace(old, new)
+    ns = namespace(a, source)
+    said = check_says(_released_checks(a), name, ns)
+    code = name.split("_")[0] + "_upstream_da_ignored"
+    assert f"[{code}]" not in said, said
+    assert "the da_next passed at the first step is not da[:, :, T_x-1] (the upstream gradient da of that step) " \
+           "plus zeros" in said, said
+    v = local.judge_all(a, ns, [name])[name]
+    assert not v.passed and code not in v.diagnoses, v.feedback
+    # the same slip at every step is still named
+    every = inspect.getsource(getattr(a.reference, name)).replace("(da[:, :, t] + da_prevt, ", "(da_prevt, ")
+    assert f"[{code}]" in check_says(_released_checks(a), name, namespace(a, every))
