@@ -219,3 +219,36 @@ def test_only_the_first_step_fed_without_its_upstream_gradient_is_said_of_the_fi
     # the same slip at every step is still named
     every = inspect.getsource(getattr(a.reference, name)).replace("(da[:, :, t] + da_prevt, ", "(da_prevt, ")
     assert f"[{code}]" in check_says(_released_checks(a), name, namespace(a, every))
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("rnn_cell_forward", 'Wax, Waa, Wya = parameters["Wax"], parameters["Waa"], parameters["Wya"]',
+     'Wax, Waa, Wya = parameters_tmp["Wax"], parameters_tmp["Waa"], parameters_tmp["Wya"]'),
+    ("rnn_cell_backward", 'Wax, Waa = parameters["Wax"], parameters["Waa"]',
+     'Wax, Waa = parameters_tmp["Wax"], parameters_tmp["Waa"]'),
+    ("rnn_backward", "parameters = caches[0][3]", "parameters = parameters_tmp"),
+])
+def test_an_rnn_function_reading_the_notebooks_parameters_is_named(assignment, release_checks_module, name, old, new):
+    """The worked example's parameters_tmp read instead of the argument: right on the worked
+    example, a bare ValueError on the small one. As for the LSTM and the GRU, the check and the
+    judge name the mistake (review N4)."""
+    source = inspect.getsource(getattr(assignment.reference, name))
+    assert old in source
+    ns = namespace(assignment, source.replace(old, new))
+    ns["parameters_tmp"] = release_checks_module.decode(release_checks_module._load()["cases"]["rnn_cell_forward"][0]
+                                                        ["inputs"])[2]
+    said = check_says(release_checks_module, name, ns)
+    assert "[rnn_uses_globals]" in said, said
+    assert local.judge_all(assignment, ns, [name])[name].diagnoses == ["rnn_uses_globals"]
+
+
+def test_a_forward_pass_reading_the_notebooks_weights_is_not_told_of_a_cache(assignment, release_checks_module):
+    """lstm_forward has no cache to take its weights from (review N4): the words are the GRU's."""
+    source = inspect.getsource(assignment.reference.lstm_forward)
+    old = 'n_y, n_a = parameters["Wy"].shape'
+    assert old in source
+    ns = namespace(assignment, source.replace(old, "n_y, n_a = Wy.shape"))
+    ns["Wy"] = np.zeros((2, 5))   # the worked example's shape
+    said = check_says(release_checks_module, "lstm_forward", ns)
+    assert "[lstm_uses_globals]" in said and "instead of the cache" not in said, said
+    assert "instead of the arguments" in said, said

@@ -63,6 +63,10 @@ def _wrong_blocks():
 # Reading a weight the function was not given: in a fresh kernel it is not defined at all.
 LSTM_GLOBALS = r"NameError: name '(W[fico]|b[fico]|Wy|by|parameters)' is not defined"
 RNN_GLOBALS = r"NameError: name '(Wax|Waa|Wya|ba|by|parameters)' is not defined"
+# The same words for every function (a forward pass has no cache; the GRU's catalog says them too).
+GLOBALS_FEEDBACK = ("The weights come from a variable of your notebook instead of the arguments. Use "
+                    "the parameters you were given (in the backward pass, those stored in the cache): "
+                    "the function must only depend on its arguments.")
 
 CATALOG = (
     # --- rnn_cell_forward
@@ -201,9 +205,7 @@ CATALOG = (
             "derivative is 1 - cct²."),
     Mistake("lstm_uses_globals", "lstm_cell_backward",
             edits(("ot, xt, parameters = cache", "ot, xt, _ = cache")),
-            "The weights come from a variable of your notebook instead of the cache. Use the "
-            "parameters stored in the cache: the function must only depend on its arguments.",
-            detector="reads_globals", raises=LSTM_GLOBALS,
+            GLOBALS_FEEDBACK, detector="reads_globals", raises=LSTM_GLOBALS,
             also=("lstm_cell_forward", "lstm_forward", "lstm_backward")),
     # --- lstm_backward
     Mistake("lstm_upstream_da_ignored", "lstm_backward",
@@ -236,11 +238,10 @@ CATALOG = (
             behaviour=(('final', 'upstream'), ('final', 'first_call'), ('final', 'plus_upstream'), ('final', 'zeros'))),
 
     # --- added for the patterns real learners write (the codes above keep their names)
-    Mistake("rnn_uses_globals", "rnn_cell_forward", (),
-            "The function reads a weight from a variable of your notebook instead of its arguments "
-            "(parameters, or the parameters stored in the cache). In a fresh kernel that variable "
-            "does not exist; take every weight from the arguments.",
-            raises=RNN_GLOBALS, also=("rnn_forward", "rnn_cell_backward", "rnn_backward")),
+    Mistake("rnn_uses_globals", "rnn_cell_forward",
+            edits(("def rnn_cell_forward(xt, a_prev, parameters):", "def rnn_cell_forward(xt, a_prev, params):")),
+            GLOBALS_FEEDBACK, detector="reads_globals", raises=RNN_GLOBALS,
+            also=("rnn_forward", "rnn_cell_backward", "rnn_backward")),
     Mistake("rnn_output_sigmoid", "rnn_cell_forward",
             edits(("yt_pred = softmax(", "yt_pred = sigmoid(")),
             "The prediction goes through sigmoid. It should go through softmax, which turns each "
