@@ -54,8 +54,8 @@ STOCK_QUICK := tests/test_getgrades.py tests/test_overwritecells.py tests/test_s
 # Both cores (pytest-xdist): whole modules handed out, the costliest first (tests/conftest.py).
 PARALLEL := -n 2 --dist loadscope --no-loadscope-reorder
 # The inner loop: every room's unit tests in under 3 minutes, without the browser, the hub,
-# PostgreSQL or the slow end-to-end tests (docs/testing.md); tests handed out one by one (its
-# modules' fixtures are cheap), which balances the two cores better here.
+# PostgreSQL or the slow end-to-end tests (docs/testing.md), handed out as `make test`'s are:
+# a module's fixture that grades a class is then built once.
 QUICK := -m "not slow and not browser and not hub and not postgres"
 
 test: setup postgres browser
@@ -66,7 +66,7 @@ test: setup postgres browser
 
 test-quick: setup
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n 2 --dist worksteal $(QUICK)
+	$(PY) -m pytest $(PARALLEL) $(QUICK)
 
 test-stock: setup postgres
 	$(STOCK) $(PY) -m pytest -m "not browser" --ignore=tests/test_hub.py

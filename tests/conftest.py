@@ -1,8 +1,10 @@
 """The tests' fixtures, markers and options; what they share besides is in helpers.py."""
 import collections
+import fcntl
 import importlib.util
 import json
 import os
+import shutil
 
 import pytest
 from helpers import RELEASE, A, build_samples, tree_digest
@@ -59,13 +61,36 @@ def reference_functions():
 @pytest.fixture(scope="session")
 def sample_class(tmp_path_factory):
     """The bundled sample class graded once into a fresh folder, with its submissions'
-    digest taken before and after."""
-    out = tmp_path_factory.mktemp("graded")
-    subs = build_samples(str(tmp_path_factory.mktemp("samples")))
-    before = tree_digest(os.path.join(subs, "submitted"))
-    results = pipeline.grade(A, subs, str(out), workers=2)
-    return {"out": str(out), "results": results, "before": before,
-            "after": tree_digest(os.path.join(subs, "submitted")), "submissions": subs}
+    digest taken before and after. Read it, never write to it: on both cores of a run
+    (pytest-xdist) the workers share one grading of it (``_once_per_run``)."""
+    def grade(folder):
+        subs = build_samples(os.path.join(folder, "samples"))
+        before = tree_digest(os.path.join(subs, "submitted"))
+        pipeline.grade(A, subs, os.path.join(folder, "graded"), workers=2)
+        return {"before": before, "after": tree_digest(os.path.join(subs, "submitted"))}
+    folder, digests = _once_per_run(tmp_path_factory, "sample_class", grade)
+    with open(os.path.join(folder, "graded", "results.json"), encoding="utf-8") as f:
+        results = json.load(f)
+    return {"out": os.path.join(folder, "graded"), "results": results,
+            "submissions": os.path.join(folder, "samples"), **digests}
+
+
+def _once_per_run(tmp_path_factory, name, build):
+    """``build(folder)`` run once in a run, whichever worker asks first; the others wait for it
+    and share the folder. What it returns comes back to each (as JSON)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    folder, done = os.path.join(shared, name), os.path.join(shared, name + ".json")
+    with open(os.path.join(shared, name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(done):
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            with open(done + ".part", "w", encoding="utf-8") as f:
+                json.dump(build(folder), f)
+            os.replace(done + ".part", done)
+    with open(done, encoding="utf-8") as f:
+        return folder, json.load(f)
 
 
 @pytest.fixture
@@ -126,6 +151,9 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     if session.config.getoption("--record-costs") and not hasattr(session.config, "workerinput"):
+        with open(COSTS, encoding="utf-8") as f:
+            costs = json.load(f)   # the modules this run left out keep their last measure
+        costs.update({name: round(spent, 1) for name, spent in _spent.items()})
         with open(COSTS, "w", encoding="utf-8") as f:
-            json.dump({name: round(spent, 1) for name, spent in sorted(_spent.items())}, f, indent=1)
+            json.dump(dict(sorted(costs.items())), f, indent=1)
             f.write("\n")

@@ -59,6 +59,10 @@ def comparable(path):
         return comparable_notebook(json.load(f))
 
 
+# Right work, noisy work, a wrong function (diagnosed, located, repaired), and extra cells.
+SERVED = ["ada", "dev", "eve", "learner"]
+
+
 @pytest.fixture(scope="module")
 def both_ways(tmp_path_factory):
     subs = build_samples(str(tmp_path_factory.mktemp("served")))
@@ -71,7 +75,7 @@ def both_ways(tmp_path_factory):
         config.JudgedExecute.serve_cells = serve
         out = str(tmp_path_factory.mktemp(f"serve-{serve}"))
         with course_pieces():   # stock mode would run nbclient's own cells both times
-            graded[serve] = (out, pipeline.grade(A, subs, out, overrides=config, workers=1))
+            graded[serve] = (out, pipeline.grade(A, subs, out, overrides=config, workers=1, students=SERVED))
     return graded
 
 
@@ -83,7 +87,7 @@ def test_served_cells_give_the_notebook_a_request_per_cell_gives(both_ways):
               for k in a["receipt"] if a["receipt"][k] != b["receipt"][k]}
     assert differ == {"sandbox"}, differ
     paths = sorted(glob.glob(os.path.join(off, "autograded", "*", A.id, "*.ipynb")))
-    assert len(paths) == 6
+    assert len(paths) == len(SERVED)
     for path in paths:
         assert comparable(path.replace(off, on)) == comparable(path), path
 

@@ -11,7 +11,7 @@ import threading
 import nbformat
 import numpy as np
 import pytest
-from helpers import REPO, A, build_samples, gradebook_dump
+from helpers import REPO, A, gradebook_dump
 
 from assignments.grading.judging.judged_execute import prepared
 from assignments.grading.run import pipeline, receipts, verify
@@ -43,11 +43,12 @@ def entries(out):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The sample class graded once; each test works on its own copy (``fresh``)."""
+def graded(sample_class, tmp_path_factory):
+    """The sample class graded once (conftest's, copied with its times); each test works on
+    its own copy (``fresh``)."""
     root = tmp_path_factory.mktemp("receipts")
-    subs = build_samples(str(root / "class"))
-    pipeline.grade(A, subs, str(root / "out"), workers=2)
+    shutil.copytree(sample_class["submissions"], root / "class", symlinks=True)
+    shutil.copytree(sample_class["out"], root / "out", symlinks=True)
     return root
 
 

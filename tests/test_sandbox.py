@@ -558,6 +558,7 @@ def wheel_environment(tmp_path_factory):
     return _copy_environment(tmp_path_factory.mktemp("wheel") / "venv")
 
 
+@pytest.mark.slow   # a copy of the whole environment, and a wheel built into it
 @pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "unmasked"])
 @pytest.mark.parametrize("install", ["editable", "wheel"])
 def test_the_course_is_hidden_in_a_kernel_however_installed(tmp_path, wheel_environment, install, protected):
@@ -597,6 +598,7 @@ def lstm_cell_backward(da_next, dc_next, cache):
 """
 
 
+@pytest.mark.slow   # the environment's copy, and a Dask cluster
 @pytest.mark.parametrize("protected", [True, False], ids=["sandboxed", "unmasked"])
 def test_a_dask_worker_with_the_course_installed_hides_it(tmp_path, wheel_environment, protected):
     """Dask workers run from an environment where the course is installed like any package
