@@ -2,6 +2,7 @@
 submissions, same run, same machine.
 
   .venv/bin/python benchmarks/grading.py [--submissions 40] [--workers N] [--floor 5] [--rounds R] [--growth]
+  .venv/bin/python benchmarks/grading.py --class N [--plain 40] [--seed 0] [--workers N]
 
 Builds N correct submissions from the sample class's correct answers (each learner's cells
 with a comment of its own, so no cache sees the same text twice), then times
@@ -18,11 +19,30 @@ R times on the same submissions, and each round's ratios are printed, then their
 With --growth it then grades 10, 40 and 160 submissions with both graders, ours with 1 and
 2 workers, and prints how wall time and CPU per submission grow (about 15 minutes).
 Exits 1 when the two graders disagree on a grade; the times are printed, never asserted.
+
+With --class N (issue 42) it grades a class of N submissions with a realistic share of wrong
+work instead: each learner starts from a correct base (Ada's answers, or one of the correct
+styles of tests/fixtures/correct/ laid over them), some correct functions swapped for the
+correct variants real learners wrote (tests/fixtures/learners/<function>/, "# expect:
+correct"), then exactly a sixth of all the class's functions (N x 8 / 6, rounded) replaced by
+wrong ones: the learners' wrong patterns of tests/fixtures/learners/ and the one-slip
+functions of tests/fixtures/slips/, drawn with random.Random(--seed), weaker learners and the
+backward passes more often, so the class is the same on every run (build_mixed_class). It
+times ours' first `grade` of the class (fresh --out), then, in the same run, plain nbgrader
+and ours on --plain K correct submissions (those of the default mode), and prints: the class's
+wall time (against the issue's 120 s for 1,000) and CPU per submission, the wrong functions
+graded wrong (and the correct ones graded wrong), the diagnoses cut short, the longest
+submission (timings.csv), CPU per correct submission ours / plain (the issue's target: at most
+0.15x), and an estimate of the CPU a wrong function costs: (class CPU - N x ours' CPU per
+correct submission) / the wrong functions. Exits 1 when plain and ours disagree on the K.
 """
 import argparse
+import csv
 import glob
 import json
 import os
+import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -88,6 +108,99 @@ def build_class(root, n):
         nbformat.write(fill(release, own), os.path.join(folder, NB))
 
 
+# --class: the corpus a realistic class is drawn from (all of it this repository's own)
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+ADA = os.path.join(REPO, "samples", "answers", AID, "ada.py")
+# how often a function is the one a learner gets wrong, relative to the others: the
+# backward passes, the LSTM's above all, are where most of the learners' mistakes are
+DIFFICULTY = {"rnn_cell_forward": 0.5, "rnn_forward": 0.7, "lstm_cell_forward": 0.9, "lstm_forward": 0.9,
+              "rnn_cell_backward": 1.0, "rnn_backward": 1.2, "lstm_cell_backward": 1.6, "lstm_backward": 1.6}
+WRONG_SHARE = 1 / 6
+LEARNER_VARIANT_SHARE = 0.25   # of a learner's correct functions, those written as a learner did
+
+
+def _cell(path, function):
+    with open(path, encoding="utf-8") as f:
+        return answer_cells(f.read())[function]
+
+
+def _expectation(path):
+    """A learner file's '# expect:' line: "correct", or what is wrong with it."""
+    with open(path, encoding="utf-8") as f:
+        found = re.search(r"^# expect:\s*(.+)$", f.read(2000), re.M)
+    return found.group(1).strip() if found else None
+
+
+def class_corpus():
+    """What a class is drawn from: (bases, {function: [(label, cell)] correct variants},
+    {function: [(label, cell)] wrong}), each list in a fixed order. A base is
+    (label, {function: cell}) for all the functions; labels are paths under tests/fixtures/
+    (or samples/)."""
+    functions = [e.name for e in assignment.exercises]
+    with open(ADA, encoding="utf-8") as f:
+        ada = answer_cells(f.read())
+    bases = [("samples/answers/ada.py", ada)]
+    for path in sorted(glob.glob(os.path.join(FIXTURES, "correct", "*.py"))):
+        with open(path, encoding="utf-8") as f:
+            bases.append((os.path.relpath(path, FIXTURES), dict(ada, **answer_cells(f.read()))))
+    correct, wrong = {fn: [] for fn in functions}, {fn: [] for fn in functions}
+    for fn in functions:
+        for path in sorted(glob.glob(os.path.join(FIXTURES, "learners", fn, "*.py"))):
+            expect = _expectation(path)
+            if expect is None:
+                continue   # not labelled: neither
+            (correct if expect == "correct" else wrong)[fn].append((os.path.relpath(path, FIXTURES), _cell(path, fn)))
+        for path in sorted(glob.glob(os.path.join(FIXTURES, "slips", fn, "*.py"))):
+            wrong[fn].append((os.path.relpath(path, FIXTURES), _cell(path, fn)))
+    return bases, correct, wrong
+
+
+def class_plan(n, seed=0):
+    """N learners, the same for a given seed: [(student, {function: cell}, {function: label},
+    set of the functions written wrong)]. Exactly round(N x 8 x WRONG_SHARE) functions are
+    wrong, drawn without replacement with a weight of the learner's weakness times the
+    function's DIFFICULTY (so some learners have everything right, a few nearly nothing)."""
+    rng = random.Random(seed)
+    bases, correct, wrong = class_corpus()
+    functions = list(DIFFICULTY)
+    assert set(functions) == {e.name for e in assignment.exercises}
+    students = [f"learner{i:04d}" for i in range(n)]
+    weakness = {s: (0.15 if rng.random() < 0.4 else rng.uniform(0.5, 3.0)) for s in students}
+    # weighted sampling without replacement (Efraimidis-Spirakis: the largest u ** (1 / w))
+    keys = {(s, fn): rng.random() ** (1 / (weakness[s] * DIFFICULTY[fn])) for s in students for fn in functions}
+    count = round(n * len(functions) * WRONG_SHARE)
+    chosen = set(sorted(keys, key=lambda k: (-keys[k], k))[:count])
+    plan = []
+    for s in students:
+        label, base = rng.choice(bases)
+        cells, labels, bad = {}, {}, set()
+        for fn in functions:
+            if (s, fn) in chosen:
+                labels[fn], cells[fn] = rng.choice(wrong[fn])
+                bad.add(fn)
+            elif correct[fn] and rng.random() < LEARNER_VARIANT_SHARE:
+                labels[fn], cells[fn] = rng.choice(correct[fn])
+            else:
+                labels[fn], cells[fn] = label, base[fn]
+        # each learner's cells differ, as in a real class (see build_class)
+        cells = {fn: f"{text}\n# written by {s}\n" for fn, text in cells.items()}
+        plan.append((s, cells, labels, bad))
+    return plan
+
+
+def build_mixed_class(root, n, seed=0):
+    """The class of class_plan(n, seed) as root/submitted/<student>/<assignment>/<notebook>;
+    returns the plan."""
+    import nbformat
+    release = nbformat.read(os.path.join(REPO, "release", AID, NB), as_version=4)   # read once, filled as a copy
+    plan = class_plan(n, seed)
+    for student, cells, _, _ in plan:
+        folder = os.path.join(root, "submitted", student, AID)
+        os.makedirs(folder)
+        nbformat.write(fill(release, cells), os.path.join(folder, NB))
+    return plan
+
+
 def plain_scores(db):
     with sqlite3.connect(db) as con:
         rows = con.execute("""select student.id, sum(coalesce(grade.auto_score, 0)) from grade
@@ -125,6 +238,74 @@ def growth(tmp):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def read_results(out):
+    with open(os.path.join(out, "results", AID, "results.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def class_benchmark(tmp, n, k, seed, workers):
+    """--class: ours' first grade of a realistic class of n, then plain and ours on k correct
+    submissions for the ratio. Returns the exit status."""
+    print(f"a class of {n} (seed {seed}), {k} correct submissions for the ratio, {len(os.sched_getaffinity(0))} cores", flush=True)
+    root = os.path.join(tmp, "class")
+    plan = build_mixed_class(root, n, seed)
+    wrong_count = sum(len(bad) for *_, bad in plan)
+    functions = len(assignment.exercises)
+    print(f"built: {wrong_count} of {n * functions} functions wrong ({wrong_count / (n * functions):.1%}); "
+          f"{sum(not bad for *_, bad in plan)} learners with everything right, "
+          f"{sum(len(bad) == functions for *_, bad in plan)} with everything wrong", flush=True)
+    out = os.path.join(tmp, "class-ours")
+    class_wall, class_cpu = timed(ours_cmd(root, out, workers), cwd=REPO)
+    print(f"class graded: {class_wall:.1f} s wall", flush=True)
+
+    plain = plain_course(os.path.join(tmp, "plain"), k)
+    plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=plain)
+    ours_k = os.path.join(tmp, "correct-ours")
+    ours_wall, ours_cpu = timed(ours_cmd(plain, ours_k, workers), cwd=REPO)
+
+    graded = {s["student"]: s for s in read_results(out)["submissions"]}
+    caught = missed = false_wrong = cut = 0
+    not_graded = []
+    for student, _, labels, bad in plan:
+        entry = graded.get(student)
+        if entry is None or entry["status"] != "graded":
+            not_graded.append((student, entry and entry["status"]))
+            continue
+        # a diagnosis cut short: flagged on the submission (diagnosis_cut:<function>), or on the exercise
+        cut += len({f.split(":", 1)[1] for f in entry.get("flags", []) if f.startswith("diagnosis_cut:")}
+                   | {ex["id"] for ex in entry["exercises"] if ex.get("diagnosis_cut")})
+        for ex in entry["exercises"]:
+            if ex["id"] in bad:
+                caught += not ex["passed"]
+                missed += ex["passed"]
+            elif not ex["passed"]:
+                false_wrong += 1
+                print(f"  a correct function graded wrong: {student} {ex['id']} ({labels[ex['id']]})")
+    with open(os.path.join(out, "results", AID, "timings.csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    longest = max(rows, key=lambda r: float(r["seconds"]))
+    longest_bad = next(len(bad) for s, _, _, bad in plan if s == longest["student"])
+
+    mine = {s["student"]: s["score"] for s in read_results(ours_k)["submissions"]}
+    theirs = plain_scores(os.path.join(plain, "gradebook.db"))
+    per_correct = ours_cpu / k
+    print(f"class of {n}, first grade: {class_wall:7.1f} s wall ({class_wall / n * 1000:.1f} s per 1,000 at this rate; "
+          f"target 120 s for 1,000)   {class_cpu / n:5.2f} CPU s/submission")
+    print(f"wrong functions graded wrong: {caught}/{wrong_count} ({caught / max(wrong_count, 1):.1%}); "
+          f"graded right: {missed}; correct functions graded wrong: {false_wrong}"
+          + (f"; not graded: {not_graded}" if not_graded else ""))
+    print(f"diagnoses cut short: {cut}")
+    print(f"longest submission: {float(longest['seconds']):.2f} s wall, {float(longest.get('cpu_seconds') or 0):.2f} CPU s "
+          f"({longest['student']}, {longest_bad} wrong functions)")
+    print(f"{k} correct submissions: plain {plain_cpu / k:5.2f}, ours {per_correct:5.2f} CPU s/submission; "
+          f"ours / plain {ours_cpu / plain_cpu:.2f}x (target at most 0.15x); wall plain {plain_wall:.1f} s, ours {ours_wall:.1f} s")
+    print(f"CPU per wrong function (estimate): {(class_cpu - per_correct * n) / max(wrong_count, 1):5.2f} s "
+          f"((class CPU {class_cpu:.1f} s - {n} x {per_correct:.2f}) / {wrong_count})")
+    same = theirs == mine
+    print(f"grades identical on the {k}: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))})")
+    return 0 if same else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--submissions", type=int, default=40)
@@ -133,10 +314,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=1, help="plain and ours take turns this many times")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark's folder")
     parser.add_argument("--growth", action="store_true", help="then 10, 40 and 160 submissions, 1 and 2 workers")
+    parser.add_argument("--class", dest="klass", type=int, default=None, metavar="N",
+                        help="grade a class of N with a sixth of its functions wrong instead (see above)")
+    parser.add_argument("--plain", type=int, default=40, metavar="K", help="--class: correct submissions for the ratio")
+    parser.add_argument("--seed", type=int, default=0, help="--class: the class drawn")
     args = parser.parse_args()
     n = args.submissions
     tmp = tempfile.mkdtemp(prefix="grading-bench-")
     try:
+        if args.klass:
+            return class_benchmark(tmp, args.klass, args.plain, args.seed, args.workers)
         print(f"{n} correct submissions, {len(os.sched_getaffinity(0))} cores")
         plain = plain_course(os.path.join(tmp, "plain"), n)
         ours = os.path.join(tmp, "ours")
