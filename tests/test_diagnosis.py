@@ -252,3 +252,30 @@ def test_a_forward_pass_reading_the_notebooks_weights_is_not_told_of_a_cache(ass
     said = check_says(release_checks_module, "lstm_forward", ns)
     assert "[lstm_uses_globals]" in said and "instead of the cache" not in said, said
     assert "instead of the arguments" in said, said
+
+
+@pytest.mark.parametrize("name, old, new, kept", [
+    ("rnn_backward", 'dWaa += grads["dWaa"]', 'dWaa = grads["dWaa"]', "dWaa"),
+    ("lstm_backward", "grads[name] += step[name]",
+     "grads[name] = step[name] if name == \"dWi\" else grads[name] + step[name]", "dWi"),
+    ("gru_backward", "grads[name] += step[name]",
+     "grads[name] = step[name] if name == \"dbz\" else grads[name] + step[name]", "dbz"),
+])
+def test_a_gradient_left_unaccumulated_is_named_alone(assignment, name, old, new, kept):
+    """One weight's gradient replaced instead of added at each step, the others summed: the
+    words name that one, not every weight's (review N6); with all of them replaced, all."""
+    from assignments.gru_step_by_step import ASSIGNMENT as GRU
+    a = GRU if name.startswith("gru") else assignment
+    code = name.split("_")[0] + "_grads_not_accumulated"
+    source = inspect.getsource(getattr(a.reference, name))
+    assert old in source
+    ns = namespace(a, source.replace(old, new))
+    said = check_says(_released_checks(a), name, ns)
+    v = local.judge_all(a, ns, [name])[name]
+    assert v.diagnoses == [code], v.feedback
+    for words in (said, v.feedback):
+        assert f"[{code}]" in words and f"is kept in {kept}. " in words, words
+    every = namespace(a, a.mistakes.mutant_source(name, (code,)))
+    said = check_says(_released_checks(a), name, every)
+    outputs = [o for o in a.spec(name)["outputs"] if o.startswith("d") and o not in ("dx", "da0")]
+    assert f"is kept in {', '.join(outputs)}. " in said, said

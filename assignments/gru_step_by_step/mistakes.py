@@ -231,7 +231,7 @@ CATALOG = (
             behaviour=(("da_next", "upstream_only"),)),
     Mistake("gru_grads_not_accumulated", "gru_backward",
             edits(("grads[name] += step[name]", "grads[name] = step[name]")),
-            "The weight and bias gradients hold a single time step's contribution. The same "
+            "Only a single time step's contribution is kept in {outputs}. The same "
             "weights act at every step, so their gradient is the sum over all steps.",
             behaviour=(("sum", "last"),)),
     Mistake("gru_grad_added_twice", "gru_backward",

@@ -156,7 +156,7 @@ CATALOG = (
     Mistake("rnn_grads_not_accumulated", "rnn_backward",
             edits(('dWax += grads["dWax"]', 'dWax = grads["dWax"]'), ('dWaa += grads["dWaa"]', 'dWaa = grads["dWaa"]'),
                   ('dba += grads["dba"]', 'dba = grads["dba"]')),
-            "dWax, dWaa and dba hold the gradient of a single time step. The same weights are "
+            "Only the gradient of a single time step is kept in {outputs}. The same weights are "
             "used at every step, so their gradient is the sum of every step's contribution: add "
             "each step's gradient to the running total (+=) instead of replacing it.",
             behaviour=(('sum', 'last'),)),
@@ -226,7 +226,7 @@ CATALOG = (
             behaviour=(('dc_next', 'init'),)),
     Mistake("lstm_grads_not_accumulated", "lstm_backward",
             edits(("grads[name] += step[name]", "grads[name] = step[name]")),
-            "dWf, dWi, dWc, dWo and the biases hold the gradient of a single time step. The "
+            "Only the gradient of a single time step is kept in {outputs}. The "
             "gates share their weights across time, so sum every step's gradient (+=) instead "
             "of keeping only the last one computed.",
             behaviour=(('sum', 'last'),)),

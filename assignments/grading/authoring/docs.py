@@ -22,9 +22,18 @@ def catalog_markdown(assignment, lang="en"):
         if not found:
             continue
         lines += [f"## `{ex.name}`", "", head, "|---|---|"]
-        lines += ["| `%s` | %s |" % (m.code, say(m.feedback).replace("|", "\\|")) for m in found]
+        lines += ["| `%s` | %s |" % (m.code, words(say, assignment, ex.name, m).replace("|", "\\|")) for m in found]
         lines.append("")
     return "\n".join(lines)
+
+
+def words(say, assignment, function, mistake):
+    """What the student is told of ``mistake`` in ``function``, said with ``say``; its
+    {outputs} (the values it was seen in, when graded) are every value it can affect."""
+    if "{outputs}" not in mistake.feedback:
+        return say(mistake.feedback)
+    outputs = assignment.checks.behaviour_outputs(assignment.spec(function), mistake.behaviour)
+    return say(mistake.feedback, outputs=", ".join(outputs))
 
 
 def path(repo, assignment, lang="en"):

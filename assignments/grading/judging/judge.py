@@ -469,9 +469,12 @@ class Judge:
             return tr("{name} is not written yet: it still raises NotImplementedError.", name=ex.name)
         lines = [ntr("{name} passed {passed} of {n} hidden case.", "{name} passed {passed} of {n} hidden cases.", v.cases,
                      name=ex.name, passed=v.cases_passed)]
+        findings = self.findings(ex.name, outcomes) if v.diagnoses else []
         for code in v.diagnoses:
+            m = self.a.mistakes.by_code[code]
+            outputs = self.a.checks.behaviour_outputs(self.a.spec(ex.name), m.behaviour, findings)
             lines.append(tr("Recognised mistake [{code}]: {feedback}", code=code,
-                            feedback=tr(self.a.mistakes.by_code[code].feedback)))
+                            feedback=self.a.checks.mistake_words(m.feedback, outputs)))
         failing = [o for o in outcomes if not o.right]
         first = failing[0]
         label = self.a.checks.case_label(first.label)

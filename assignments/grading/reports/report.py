@@ -120,7 +120,12 @@ def _shape_problem(results):
 def catalog_messages(assignment, say=english):
     """Mistake code -> the words students are given, from the assignment's catalog (said
     with ``say``: in the report's language)."""
-    return {m.code: say(m.feedback) for m in assignment.catalog}
+    def words(m):   # {outputs}: every value the mistake can affect (the report is of the whole class)
+        if "{outputs}" not in m.feedback:
+            return say(m.feedback)
+        return say(m.feedback, outputs=", ".join(assignment.checks.behaviour_outputs(assignment.spec(m.function),
+                                                                                    m.behaviour)))
+    return {m.code: words(m) for m in assignment.catalog}
 
 
 def load_timings(path):

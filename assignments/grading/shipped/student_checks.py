@@ -617,7 +617,8 @@ def _raised(name, fn, exc, case, data, spec, inputs, recorder, callee):
     if callee and not known:
         lines = [tr("{name} calls {callee}, which does not pass its own check yet: fix {callee} first ({name} may "
                     "already be right).", name=name, callee=callee)] + lines
-    return "\n".join(lines + [f"  [{c}] {tr(t)}" for c, t in known.items()])
+    findings = [_findings(spec, data, inputs, None, recorder)] if recorder is not None else []
+    return "\n".join(lines + [f"  [{c}] {_said(data, name, c, t, findings)}" for c, t in known.items()])
 
 
 def _unwritten_callee(exc, name, callees):
@@ -643,7 +644,7 @@ def _wrong(name, fn, data, failed, outputs, findings, callee):
     lines = [tr("{name} is not right yet.", name=name)]
     if known:
         lines.append(tr("This looks like a mistake many learners make:"))
-        lines += [f"  [{code}] {tr(text)}" for code, text in known.items()]
+        lines += [f"  [{code}] {_said(data, name, code, text, findings)}" for code, text in known.items()]
     elif not callee:
         try:
             lines += where_words(data["functions"][name], locate(name, fn))
@@ -688,6 +689,37 @@ def _by_loop(data, name, findings):
     codes = by_protocol(data["functions"][name], behaviours, findings)
     words = {b["code"]: b["feedback"] for b in behaviours}
     return {code: words[code] for code in codes}
+
+
+def _said(data, name, code, text, findings=()):
+    """A catalogued mistake's words, in the learner's language, for the function ``name``."""
+    behaviour = [(b["aspect"], b["label"]) for b in data.get("behaviours", {}).get(name, []) if b["code"] == code]
+    return mistake_words(text, behaviour_outputs(data["functions"][name], behaviour, findings))
+
+
+def mistake_words(text, outputs=()):
+    """A catalogued mistake's words in the learner's language, ``{outputs}`` in them (the
+    returned values it was seen in) filled in."""
+    return tr(text, outputs=_join(outputs)) if "{outputs}" in text else tr(text)
+
+
+def behaviour_outputs(spec, behaviour, findings=()):
+    """The returned values a mistake's words name where they say {outputs}: those in which
+    ``findings`` (one protocol() per case) show a label of its ``behaviour`` ((aspect, label)
+    pairs), in the order the function returns them; every value its aspects stand for when
+    none does (words said without a run, or a mistake named from its outputs)."""
+    labels = {}
+    for aspect, label in behaviour:
+        for name in _aspect_of(spec, aspect):
+            labels.setdefault(name, set()).add(label)
+    seen = set()
+    for f in findings:
+        for name, wanted in labels.items():
+            label = (f or {}).get(name, ("ok", ""))[0]
+            if label != "ok" and (label in wanted or "*" in wanted):
+                seen.add(name)
+    order = list(spec.get("outputs", ()))
+    return sorted(seen or labels, key=lambda n: (order.index(n) if n in order else len(order), n))
 
 
 REMOVED = {"float": "float", "int": "int", "bool": "bool", "object": "object", "complex": "complex",
