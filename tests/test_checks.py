@@ -1,6 +1,7 @@
 """The public checks students run under each exercise (the rnn_checks.py in release/)."""
 import inspect
 import os
+import re
 import time
 
 import nbformat
@@ -9,6 +10,7 @@ import pytest
 from helpers import RELEASE, REPO
 from nbclient import NotebookClient
 
+from assignments.rnn_step_by_step import ASSIGNMENT as A
 from assignments.rnn_step_by_step import reference
 from assignments.rnn_step_by_step.exercises import EXERCISES
 
@@ -198,3 +200,40 @@ def test_the_quick_all_close_never_hides_a_difference():
         verdicts[label] = quick
     accepted = ("same", "within tolerance", "a list for a tuple", "bools right")   # as _compare accepts them
     assert [k for k, v in verdicts.items() if v] == list(accepted)
+
+
+def test_an_integer_array_is_said_to_be_one(release_checks_module, notebook_namespace):
+    """`a` made with dtype=int is filled, then every value is cut to a whole number: it is not
+    "all zeros: is it ever filled in?" but an array of integers (review N11)."""
+    source = inspect.getsource(reference.rnn_forward)
+    assert "a = np.zeros((n_a, m, T_x))" in source
+    exec(source.replace("a = np.zeros((n_a, m, T_x))", "a = np.zeros((n_a, m, T_x), dtype=int)"), notebook_namespace)
+    text = failure(release_checks_module, "rnn_forward", notebook_namespace)
+    assert "a (returned value 1 of 3) is wrong" in text and "It is an array of integers (int" in text, text
+    assert "is it ever filled in" not in text, text
+
+
+def test_a_named_mistake_is_not_second_guessed_on_every_line(release_checks_module, notebook_namespace):
+    """The upstream gradient ignored leaves every gradient at zero: the named code says why, and
+    the lines of what differs do not each ask whether it is ever filled in (review N11). With no
+    code named, an output of zeros still gets the question."""
+    exec(A.mistakes.mutant_source("rnn_backward", ("rnn_upstream_da_ignored",)), notebook_namespace)
+    text = failure(release_checks_module, "rnn_backward", notebook_namespace)
+    assert "[rnn_upstream_da_ignored]" in text and "dx is wrong" in text, text
+    assert "is it ever filled in" not in text, text
+    source = inspect.getsource(reference.rnn_cell_forward)
+    exec(source.replace("return a_next, yt_pred, cache", "return a_next, yt_pred * 0, cache"), notebook_namespace)
+    text = failure(release_checks_module, "rnn_cell_forward", notebook_namespace)
+    assert "It is all zeros: is it ever filled in?" in text, text
+
+
+def test_a_place_in_the_caches_is_named_once(release_checks_module, notebook_namespace):
+    """"caches[0] (one cache per time step)[1] (time step 1)[0] (a_next)[4][6]" said once as
+    indices and once as what they hold (review N11)."""
+    source = inspect.getsource(reference.rnn_forward)
+    assert "caches.append(cache)" in source
+    exec(source.replace("caches.append(cache)", "caches.append((2 * cache[0],) + cache[1:])"), notebook_namespace)
+    text = failure(release_checks_module, "rnn_forward", notebook_namespace)
+    assert "caches[0][1][0] (a_next of time step 1) is wrong in" in text, text
+    assert re.search(r"at caches\[0\]\[1\]\[0\]\[\d+\]\[\d+\] \(yours", text), text
+    assert "one cache per time step" not in text and ")[" not in text, text

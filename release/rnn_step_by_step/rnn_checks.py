@@ -168,13 +168,24 @@ def _schema(spec, output):
     return None
 
 
-def _where(path, index, schema):
+def _where(at, index, schema):
+    """Where item ``index`` of the value at ``at`` is, and its schema. A place is (its indices,
+    e.g. "caches[0][1][0]", the label of what is there or None, its time step or None): the
+    words name the indices once and what they hold once, "caches[0][1][0] (a_next of time step 1)"."""
+    path, label, step = at
+    path = f"{path}[{index}]"
     if schema and schema[0] == "tuple" and index < len(schema[1]):
-        label, child = schema[1][index]
-        return tr("{path}[{index}] ({label})", path=path, index=index, label=label), child
+        field, child = schema[1][index]
+        return (path, field if step is None else tr("{field} of time step {t}", field=field, t=step), step), child
     if schema and schema[0] == "steps":
-        return tr("{path}[{index}] (time step {index})", path=path, index=index), schema[1]
-    return f"{path}[{index}]", None
+        return (path, tr("time step {t}", t=index), index), schema[1]
+    return (path, label, step), None
+
+
+def _shown(at):
+    """A place (see _where) as the words name it."""
+    path, label, _ = at
+    return tr("{path} ({label})", path=path, label=label) if label else path
 
 
 def _isclose(got, exp):
@@ -184,7 +195,11 @@ def _isclose(got, exp):
         return ((np.abs(got - exp) <= ATOL + RTOL * np.abs(exp)) & np.isfinite(exp)) | (got == exp)
 
 
-def _describe_values(path, got, exp, show_values):
+def _describe_values(at, got, exp, show_values, hints=True, dtype=None):
+    """What differs between the values ``got`` and ``exp`` at the place ``at``; ``hints``: with
+    a guess at the cause (not when a catalogued mistake already says it); ``dtype``: the
+    learner's array's, when it was not a float one."""
+    path, plain = _shown(at), at[0]
     bad = ~_isclose(got, exp)
     if not bad.any():
         return None
@@ -199,16 +214,22 @@ def _describe_values(path, got, exp, show_values):
         shown = ", ".join(map(str, steps[:12])) + (", ..." if len(steps) > 12 else "")
         text += ntr(", at time step t = {steps} (of 0..{last})", ", at time steps t = {steps} (of 0..{last})",
                     len(steps), steps=shown, last=got.shape[2] - 1)
-    text += tr("; the largest difference is {diff}, at {path}{where}", diff=f"{diff[worst]:.3g}", path=path, where=where)
+    text += tr("; the largest difference is {diff}, at {path}{where}", diff=f"{diff[worst]:.3g}", path=plain, where=where)
     if show_values:
         text += tr(" (yours {got}, expected {expected})", got=f"{got[worst]:.6g}", expected=f"{exp[worst]:.6g}")
-    if not np.any(got) and np.any(exp):
+    if dtype is not None and dtype.kind in "biu" and exp.dtype.kind == "f":
+        text += tr(". It is an array of integers ({dtype}): every value written into it is cut to a whole number; "
+                   "make it an array of floats", dtype=dtype)
+    elif hints and not np.any(got) and np.any(exp):
         text += tr(". It is all zeros: is it ever filled in?")
     return text
 
 
-def _compare(got, exp, path, schema, show_values, out):
-    """Append to ``out`` what differs between ``got`` and ``exp``; recurse into containers."""
+def _compare(got, exp, at, schema, show_values, out, hints=True):
+    """Append to ``out`` what differs between ``got`` and ``exp`` at the place ``at`` (see
+    _where; or a path alone); recurse into containers."""
+    at = (at, None, None) if isinstance(at, str) else at
+    path = _shown(at)
     if isinstance(exp, np.ndarray):
         if isinstance(got, (int, float)) and exp.shape == ():
             got = np.asarray(got)
@@ -226,7 +247,7 @@ def _compare(got, exp, path, schema, show_values, out):
             out.append(tr("{path} has shape {shape}; expected {expected}{hint}", path=path, shape=got.shape,
                           expected=exp.shape, hint=hint))
         else:
-            text = _describe_values(path, got.astype(float), exp, show_values)
+            text = _describe_values(at, got.astype(float), exp, show_values, hints, got.dtype)
             if text:
                 out.append(text)
     elif isinstance(exp, (tuple, list)):
@@ -241,8 +262,8 @@ def _compare(got, exp, path, schema, show_values, out):
                 out.append(tr("{path} has {got} items; expected {expected}", path=path, got=len(got), expected=len(exp)))
         else:
             for i, (g, e) in enumerate(zip(got, exp)):
-                where, child = _where(path, i, schema)
-                _compare(g, e, where, child, show_values, out)
+                where, child = _where(at, i, schema)
+                _compare(g, e, where, child, show_values, out, hints)
     elif isinstance(exp, dict):
         if not isinstance(got, dict):
             out.append(tr("{path} is {kind}; expected a dict with keys {keys}", path=path, kind=_kind(got), keys=_join(exp)))
@@ -251,7 +272,7 @@ def _compare(got, exp, path, schema, show_values, out):
                 if k not in got:
                     out.append(tr("{path} has no key '{key}'", path=path, key=k))
                 else:
-                    _compare(got[k], e, f"{path}['{k}']", None, show_values, out)
+                    _compare(got[k], e, (f"{at[0]}['{k}']", at[1], at[2]), None, show_values, out, hints)
     elif isinstance(exp, float):
         if not isinstance(got, (int, float)) or not np.isclose(got, exp, rtol=RTOL, atol=ATOL):
             out.append(tr("{path} is {got}; expected {expected}", path=path, got=repr(got), expected=repr(exp))
@@ -294,8 +315,9 @@ def _same(got, exp):
     return not found
 
 
-def compare(spec, got, expected, show_values=True):
-    """Compare one call's outputs. Returns (problems in words, names of wrong outputs)."""
+def compare(spec, got, expected, show_values=True, hints=True):
+    """Compare one call's outputs. Returns (problems in words, names of wrong outputs).
+    ``hints``: with guesses at a cause (left out when a catalogued mistake is named)."""
     names = list(spec["outputs"])
     if spec["returns_dict"]:
         if not isinstance(got, dict):
@@ -317,7 +339,7 @@ def compare(spec, got, expected, show_values=True):
         if value is _MISSING:
             found.append(tr("the returned dict has no key '{key}'", key=name))
         elif not _all_close(value, exp[name]):
-            _compare(value, exp[name], name, _schema(spec, name), show_values, found)
+            _compare(value, exp[name], name, _schema(spec, name), show_values, found, hints)
         if found and not spec["returns_dict"] and found[0].startswith(name + " "):
             found[0] = tr("{name} (returned value {position} of {count})", name=name, position=position,
                           count=len(names)) + found[0][len(name):]
@@ -572,7 +594,7 @@ def check(name, namespace=None):
         findings.append(_findings(spec, data, inputs, got, recorder) if recorder is not None else None)
         problems, _ = compare(spec, got, decode(case["expected"]))
         if problems and failed is None:
-            failed = (case, problems)
+            failed = (case, problems, got)
     if failed:
         raise CheckFailed(_wrong(name, fn, data, failed, outputs, findings, callee))
     print("✓ " + ntr("{name}: all checks passed ({n} example).", "{name}: all checks passed ({n} examples).",
@@ -633,7 +655,7 @@ def _unwritten_callee(exc, name, callees):
 
 def _wrong(name, fn, data, failed, outputs, findings, callee):
     """What to say when the function's outputs differ from the expected ones."""
-    case, problems = failed
+    case, problems, got = failed
     known = _by_loop(data, name, findings)
     if not known and callee:
         return tr("{name} does not give the expected values, but it calls {callee}, which does not pass its own "
@@ -642,7 +664,8 @@ def _wrong(name, fn, data, failed, outputs, findings, callee):
     if not known:
         known = recognise(name, outputs, fn)
     lines = [tr("{name} is not right yet.", name=name)]
-    if known:
+    if known:   # the mistake's words say the cause: no guess at it on every line
+        problems, _ = compare(data["functions"][name], got, decode(case["expected"]), hints=False)
         lines.append(tr("This looks like a mistake many learners make:"))
         lines += [f"  [{code}] {_said(data, name, code, text, findings)}" for code, text in known.items()]
     elif not callee:
