@@ -231,8 +231,30 @@ def test_the_desk_bounds_what_a_call_costs_the_grader(monkeypatch):
     got, used = peak(desk.answer)
     assert got["type"] == "RuntimeError" and "shape" in got["text"] and used < 5e6
     monkeypatch.setattr(callees, "MAX_DIM", 10**6)
+    desk = Desk(A)   # a desk of its own: this one remembers its refusal
+    desk.begin(["rnn_cell_forward"])
     got, used = peak(desk.answer)
     assert "output" in got and used > 50e6   # the attack works without the bound
+
+
+def test_the_desk_answers_a_question_asked_again_as_it_did_and_refuses_it_again():
+    """A class's right loops ask the same questions: the second answer is the first,
+    remembered (not computed again), and a refusal is counted again in its job."""
+    desk = Desk(A)
+    desk.begin(["rnn_cell_forward"])
+    x, a, p = A.hidden_cases("rnn_forward")[0][1]
+    question = {"callee": "rnn_cell_forward", "args": A.checks.encode([x[:, :, 0], a, p])}
+    first = desk.answer(json.loads(json.dumps(question)))
+    assert "output" in first and not desk.refused
+    calls = []
+    desk._answer = lambda *args: calls.append(args)   # computing again would be seen here
+    assert desk.answer(json.loads(json.dumps(question))) == first and not calls
+    refused = {"callee": "rnn_cell_forward", "args": A.checks.encode(list(A.hidden_cases("rnn_cell_forward")[0][1]))}
+    desk = Desk(A)
+    for job in (1, 2):
+        desk.begin(["rnn_cell_forward"])
+        got = desk.answer(json.loads(json.dumps(refused)))
+        assert got["type"] == "RuntimeError" and len(desk.refused) == 1 and "hidden cases" in desk.refused[0], job
 
 
 def test_the_desk_refuses_what_is_not_its_job():

@@ -9,6 +9,7 @@ from helpers import course_pieces, gradebook_dump
 from nbconvert.exporters import HTMLExporter
 from nbgrader.converters import GenerateFeedback
 
+from assignments.grading.measure import steps
 from assignments.grading.run import pipeline
 from assignments.grading.run.course import coursedir, load_config
 from assignments.grading.upstream import feedback
@@ -38,6 +39,20 @@ def test_timings_name_each_submission_and_its_worker(sample_class):
     assert sorted(r["student"] for r in rows) == graded
     assert all(float(r["seconds"]) > 0 for r in rows)
     assert len({r["worker"] for r in rows}) == 2   # both workers of the pool took submissions
+
+
+def test_timings_say_where_each_submissions_cpu_went(sample_class):
+    """measure/steps.py: the worker's CPU by step, within what the worker used, and the
+    kernels' own CPU, as their zygote counted it; wrong work only where a function was wrong."""
+    with open(os.path.join(sample_class["out"], "timings.csv")) as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    wrong = {s["student"] for s in sample_class["results"]["submissions"] if any(not e["passed"] for e in s["exercises"])}
+    for student, r in rows.items():
+        spent = {k[4:]: float(v or 0) for k, v in r.items() if k.startswith("cpu:")}
+        assert list(spent) == list(steps.STEPS)
+        ours = sum(v for k, v in spent.items() if k != "kernel")
+        assert spent["conversion"] > 0 and spent["kernel"] > 0 and ours <= float(r["cpu_seconds"]) + 0.01, r
+        assert (spent["locate and repair"] > 0) == (student in wrong), r
 
 
 class StockOnCoursePage(HTMLExporter):

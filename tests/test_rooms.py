@@ -23,11 +23,12 @@ CONSTANTS = {"GRADING", "PACKAGE", "REPO", "SHIPPED", "TEMPLATES", "project"}  #
 # Which rooms each room may import. The root (the constants above) is open to every room.
 MAY_IMPORT = {
     "shipped": set(),
+    "measure": set(),
     "contract": {"shipped"},
     "reports": set(),
-    "sandbox": {"shipped", "upstream"},
+    "sandbox": {"shipped", "upstream", "measure"},
     "upstream": {"judging.channel"},  # the two errors a served cell may end with
-    "judging": {"contract", "sandbox", "shipped", "upstream"},
+    "judging": {"contract", "sandbox", "shipped", "upstream", "measure"},
     "authoring": {"contract", "run"},
     "run": set(ROOMS),
 }

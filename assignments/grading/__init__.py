@@ -19,6 +19,8 @@
               course folder nbgrader's commands read
   reports/    what instructors read: the class report, its charts, the LMS files, the pages'
               templates
+  measure/    where a submission's CPU goes, step by step (timings.csv, the benchmarks);
+              never a grade's input
 """
 import os
 import re

@@ -21,6 +21,7 @@ import numpy as np
 from ..contract import messages
 from ..contract.messages import N_
 from .located import Examine, locate_and_mend, where
+from .remembered import RememberedDiagnoses
 
 if TYPE_CHECKING:
     from ..contract.assignment import Assignment, Exercise, HiddenCase
@@ -246,6 +247,18 @@ def _score(o: Outcome, ex: Exercise, expected: Any, found: tuple[Any, Any], tota
     o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
 
 
+def _explains(judge, name, pick, outcomes):
+    """Does this variant alone reproduce at least one wrong output on the first case?"""
+    o = next((o for o in outcomes if o.wrong), None)
+    if o is None:
+        return False
+    mutant = judge.expected(name, outcomes.index(o), (pick,))
+    if mutant is None:
+        return False
+    _, still_wrong = judge.a.checks.compare(judge.a.spec(name), o.got, mutant, show_values=False)
+    return bool(o.wrong - still_wrong)
+
+
 class Judge:
     def __init__(self, assignment: Assignment, lang: str = "en") -> None:
         self.a = assignment
@@ -257,6 +270,8 @@ class Judge:
         self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
         self.budget = StepBudget(DIAGNOSIS_BUDGET)
         """The steps that naming one function's mistakes may take."""
+        self.diagnoses = RememberedDiagnoses()
+        """The diagnoses this judge made, by what they read (remembered.py)."""
         self.show = "quantity"
         """What the learner's feedback says of a located mistake (REPAIR_SHOWS)."""
 
@@ -337,7 +352,7 @@ class Judge:
         passed = passed_cases == n
         score = ex.points if passed else min(
             round(ex.points * sum(o.fraction for o in outcomes) / n, 2), ex.points - 0.01)
-        diagnoses, cut = ([], False) if passed or not diagnose else self.budget.run(lambda: self.diagnose(ex.name, outcomes))
+        diagnoses, cut = ([], False) if passed or not diagnose else self.diagnoses.run(self, ex.name, outcomes)
         first = outcomes[0].status if outcomes else "missing"
         outcome = "judged" if first == "ok" else first
         v = Verdict(ex.name, float(score), float(ex.points), passed, diagnoses,
@@ -358,17 +373,6 @@ class Judge:
             if mutant is None or self.a.checks.compare(spec, o.got, mutant, show_values=False)[0]:
                 return False
         return True
-
-    def _explains(self, name, pick, outcomes):
-        """Does this variant alone reproduce at least one wrong output on the first case?"""
-        o = next((o for o in outcomes if o.wrong), None)
-        if o is None:
-            return False
-        mutant = self.expected(name, outcomes.index(o), (pick,))
-        if mutant is None:
-            return False
-        _, still_wrong = self.a.checks.compare(self.a.spec(name), o.got, mutant, show_values=False)
-        return bool(o.wrong - still_wrong)
 
     def diagnose(self, name: str, outcomes: list[Outcome]) -> list[str]:
         """Codes of catalogued mistakes: those whose variant (or pair of variants of two
@@ -406,7 +410,7 @@ class Judge:
             self.budget.spend(codes | found)
         if explained == wrong:
             return sorted(codes | found)
-        partial = [p for p in self.a.mistakes.variants(name) if self._explains(name, p, outcomes)]
+        partial = [p for p in self.a.mistakes.variants(name) if _explains(self, name, p, outcomes)]
         for pair in self.a.mistakes.pairs(name, first=partial, same_code=True)[:PAIR_BUDGET]:
             if self._matches(name, pair, outcomes):
                 return sorted(codes | {code for code, _ in pair})

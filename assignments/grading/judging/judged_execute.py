@@ -4,6 +4,7 @@ with the harness in it (harness_kernel.py); configured in nbgrader_config.py.
 Rule (judging/): what comes back from the kernel is data to check; expected outputs never
 leave the grading process."""
 import asyncio
+import contextlib
 import functools
 import json
 import time
@@ -20,6 +21,7 @@ from traitlets.config import Configurable
 from ..contract import messages
 from ..contract.assignment import load as load_assignment
 from ..contract.messages import N_
+from ..measure import steps
 from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
 from ..upstream.served_cells import ServedCells, output_validator
@@ -159,9 +161,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         self._budget = OutputBudget(self.max_output_bytes)
         self._channel = Channel(self._kernel_source, self.max_reply_bytes)
         tests = {}
-        with self.setup_kernel():
-            self._ready()
-            self._start_spare()
+        with started_kernel(self):
             for index, cell in enumerate(self.nb.cells):
                 name = self.exercise_of(cell)
                 if name:
@@ -193,6 +193,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
 
     # --- the learner's cells -------------------------------------------------------------------
 
+    @steps.step("learner's cells")
     def _run_learner_cell(self, cell, index):
         if time.monotonic() > self._deadline:
             self._event("notebook_timeout", f"cell {index}", "not run: the notebook's time was up")
@@ -255,6 +256,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         finally:
             checks.use_messages(previous)
 
+    @steps.step("judged calls")
     def _call(self, name, cases, callees, candidate=None):
         """Run the function on all its hidden cases in one job (call_timeout seconds for
         them all): one (status, outputs or message, observations) per case answered, then a
@@ -332,6 +334,18 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
             except Exception:   # it comes from the learner's process: unreadable means unknown
                 pass
         return found
+
+
+@contextlib.contextmanager
+def started_kernel(grader):
+    """The grader's kernel for the notebook, ready, with the spare for the next one booting;
+    what starting them costs this process counts as "kernel start" (measure/steps.py)."""
+    with contextlib.ExitStack() as kernel:
+        with steps.step("kernel start"):
+            kernel.enter_context(grader.setup_kernel())
+            grader._ready()
+            grader._start_spare()
+        yield
 
 
 def examined_in_kernel(grader, name, job):

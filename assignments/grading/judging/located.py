@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ..measure import steps
+
 if TYPE_CHECKING:
     from ..contract.assignment import Exercise
     from .judge import Call, Judge, Outcome, Verdict
@@ -30,6 +32,7 @@ MAX_SOURCE = 100_000   # characters of a candidate's source, at most
 _JOBS: dict[tuple[str, str], dict[str, Any]] = {}   # (assignment, function): its examine job, made once
 
 
+@steps.step("locate and repair")
 def locate_and_mend(judge: Judge, ex: Exercise, v: Verdict, outcomes: list[Outcome], call: Call,
                     examine: Examine) -> bool:
     """For a function judged wrong: ask the learner's kernel where ``ex`` first goes wrong on

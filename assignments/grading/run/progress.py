@@ -5,6 +5,8 @@ import csv
 import sys
 import time
 
+from ..measure import steps
+
 
 class Progress:
     def __init__(self, total, stream=None, enabled=True):
@@ -16,7 +18,8 @@ class Progress:
     def update(self, result, status):
         self.done += 1
         self.rows.append({"student": result["student"], "status": status, "seconds": result.get("seconds", 0.0),
-                          "cpu_seconds": result.get("cpu", 0.0), "worker": result.get("worker", "")})
+                          "cpu_seconds": result.get("cpu", 0.0), "worker": result.get("worker", ""),
+                          **{f"cpu:{name}": seconds for name, seconds in result.get("steps", {}).items()}})
         if not self.enabled:
             return
         elapsed = time.perf_counter() - self.started
@@ -34,7 +37,7 @@ class Progress:
 
     def write_csv(self, path, keep=()):
         """This run's rows, with ``keep`` (earlier rows of students it did not grade)."""
-        fields = ["student", "status", "seconds", "cpu_seconds", "worker"]
+        fields = ["student", "status", "seconds", "cpu_seconds", "worker", *(f"cpu:{name}" for name in steps.STEPS)]
         with open(path, "w", newline="", encoding="utf-8") as f:
             out = csv.DictWriter(f, fieldnames=fields)
             out.writeheader()

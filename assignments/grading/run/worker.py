@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from nbgrader.converters import Autograde, GenerateFeedback
 
 from ..contract.assignment import use_source
+from ..measure import steps
 from ..sandbox.kernel import take_notes
 from ..sandbox.spare import SPARE
 from ..sandbox.zygotes import ZYGOTES
@@ -98,11 +99,13 @@ class Worker:
         result = {"student": student, "ok": False, "message": "", "notebook": None, "feedback": None,
                   "worker": f"{socket.gethostname()}:{os.getpid()}", "flags": []}
         take_notes()   # what an earlier submission's kernels left
+        steps.take()   # and what they cost
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
         autograde = Autograde if self.stock else OnePassAutograde
         try:   # either puts NBGRADER_EXECUTION back, even when autograding fails
-            autograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
+            with steps.step("conversion"):
+                autograde(coursedir=coursedir(self.config, aid, student), config=self.config).start()
             with open(os.path.join(folders[1], self.course.notebook + ".ipynb"), encoding="utf-8") as f:
                 result.update(ok=True, notebook=f.read())
         except Exception as exc:
@@ -114,7 +117,8 @@ class Worker:
                 # only the page is kept: the files beside the notebook need no copy beside it
                 pages = coursedir(self.config, aid, student)
                 pages.ignore = [*pages.ignore, "*"]
-                GenerateFeedback(coursedir=pages, config=self.config).start()
+                with steps.step("feedback page"):
+                    GenerateFeedback(coursedir=pages, config=self.config).start()
                 with open(os.path.join(folders[2], self.course.notebook + ".html"), encoding="utf-8") as f:
                     result["feedback"] = f.read()
             except Exception as exc:
@@ -125,6 +129,7 @@ class Worker:
         used = resource.getrusage(resource.RUSAGE_SELF)
         result["seconds"] = round(time.perf_counter() - started, 3)
         result["cpu"] = round(used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime, 3)
+        result["steps"] = steps.take()
         return result
 
     def close(self):

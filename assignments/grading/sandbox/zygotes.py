@@ -21,6 +21,7 @@ import time
 from jupyter_client.provisioning import LocalProvisioner
 
 from .. import SHIPPED
+from ..measure import steps
 from . import seccomp
 from .cgroups import Cgroups
 
@@ -56,7 +57,10 @@ class ZygoteKernel:
     def poll(self):
         if self.returncode is None:
             try:
-                self.returncode = self.zygote.request({"op": "poll", "pid": self.pid})["status"]
+                told = self.zygote.request({"op": "poll", "pid": self.pid})
+                self.returncode = told["status"]
+                if isinstance(told.get("cpu"), (int, float)):
+                    steps.add("kernel", told["cpu"])
             except ZygoteError:   # no zygote, no kernel
                 self.returncode = -signal.SIGKILL
         return self.returncode
