@@ -85,7 +85,9 @@ def test_probes_read_back_every_assignment_and_write_in_place(checks):
 @pytest.mark.parametrize("slip, line, quantity, part", [
     ("dtanh = 1 - np.tanh(c_next) ** 2", "dtanh = 1 - c_next ** 2", "dc", True),
     ("dcct = dc * it * (1 - cct ** 2)", "dcct = dc * it * (1 - cct)", "dcct", False),
-    ("dft = dc * c_prev * ft * (1 - ft)", "dft = dc * c_next * ft * (1 - ft)", "dft", False),
+    ("dft = dc * c_prev * ft * (1 - ft)", "dft = dc * c_next * ft * (1 - ft)", "dft", False),   # review D9
+    ("dit = dc * cct * it * (1 - it)", "dit = dc_next * cct * it * (1 - it)", "dit", False),   # D10
+    ("dcct = dc * it * (1 - cct ** 2)", "dcct = dc_next * it * (1 - cct ** 2)", "dcct", False),
 ])
 def test_a_slip_is_named_at_its_line_with_its_quantity(checks, assignment, slip, line, quantity, part):
     source = LSTM_CELL_BACKWARD.replace(slip, line)
@@ -122,6 +124,50 @@ def gru_cell_forward(xt, a_prev, parameters):
     ns = namespace(GRU, source, "gru")
     found = gru_checks.locate("gru_cell_forward", ns["gru_cell_forward"], ns)
     assert (found["quantity"], found["line"], found["text"]) == ("cct", 8, "cct = np.tanh(rt * (Wc @ concat) + bc)")
+
+
+LSTM_CELL_FORWARD_FUSED = '''
+def lstm_cell_forward(xt, a_prev, c_prev, parameters):
+    n_a = a_prev.shape[0]
+    z = np.concatenate([a_prev, xt], axis=0)
+    W = np.concatenate([parameters["Wf"], parameters["Wi"]], axis=0)
+    b = np.concatenate([parameters["bf"], parameters["bi"]], axis=0)
+    gates = sigmoid(W @ z + b)
+    ft = gates[:n_a]
+    it = gates[n_a:]
+    cct = np.tanh(parameters["Wc"] @ z + parameters["bc"])
+    c_next = ft * c_prev + it * cct
+    ot = sigmoid(parameters["Wo"] @ z + parameters["bo"])
+    a_next = ot * np.tanh(c_next)
+    yt_pred = softmax(parameters["Wy"] @ a_next + parameters["by"])
+    return a_next, c_next, yt_pred, (a_next, c_next, a_prev, c_prev, ft, it, cct, ot, xt, parameters)
+'''
+
+
+@pytest.mark.parametrize("edits, line, quantity", [
+    # the forget and input gates computed at once, their halves taken the wrong way round
+    ((("ft = gates[:n_a]", "it = gates[:n_a]"), ("it = gates[n_a:]", "ft = gates[n_a:]")), "it = gates[:n_a]", "it"),
+    # the two gates exchanged where they act
+    ((("c_next = ft * c_prev + it * cct", "c_next = it * c_prev + ft * cct"),), "c_next = it * c_prev + ft * cct",
+     "c_next"),
+])
+def test_two_gates_exchanged_are_found_at_their_line(checks, assignment, edits, line, quantity):
+    """Review A11: two gates fused and exchanged (no catalogued code names it) are located at
+    the first line that computes a wrong value, which reads only right ones (the fused block
+    [ft; it] is the reference's gates stacked)."""
+    source = LSTM_CELL_FORWARD_FUSED
+    assert checks.locate("lstm_cell_forward", namespace(assignment, source, "fused right")["lstm_cell_forward"]) is None
+    for old, new in edits:
+        assert old in source
+        source = source.replace(old, new)
+    ns = namespace(assignment, source, "fused " + line)
+    found = checks.locate("lstm_cell_forward", ns["lstm_cell_forward"], ns)
+    number = source.splitlines().index("    " + line) + 1
+    assert (found["quantity"], found["line"], found["text"]) == (quantity, number, line)
+    with pytest.raises(checks.CheckFailed) as failed:
+        checks.check("lstm_cell_forward", ns)
+    text = str(failed.value)
+    assert f"line {number}, `{line}`" in text and "[" + "lstm_" not in text, text
 
 
 def test_a_line_whose_inputs_are_wrong_is_never_named(checks, assignment):

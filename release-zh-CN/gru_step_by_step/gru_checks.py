@@ -1327,6 +1327,19 @@ class _Known:
         hits = np.all(np.abs(m - value.ravel().astype(float)) <= ATOL * 10 + RTOL * np.abs(m), axis=1)
         return [keys[j] for j in np.nonzero(hits)[0]]
 
+    def stacked(self, value):
+        """Is ``value`` the reference's values stacked one over another (a fused layout, such as
+        two gates computed at once, [ft; it]), each block one of them?"""
+        if value.ndim != 2 or not np.all(np.isfinite(value)):
+            return False
+        rows, cols = value.shape
+        heights = sorted({s[0] for s in self.by_shape if len(s) == 2 and s[1] == cols and s[0] < rows}, reverse=True)
+
+        def fits(top, depth=0):
+            return top == rows or depth < 8 and any(
+                top + h <= rows and value[top:top + h] in self and fits(top + h, depth + 1) for h in heights)
+        return bool(heights) and fits(0)
+
     def __contains__(self, value):
         m = self.by_shape.get(value.shape)
         if m is None or not np.all(np.isfinite(value)):
@@ -1496,7 +1509,7 @@ def _reads_known(space, fn, arguments, line, label, k0, lines, known, entries=()
     for name, value in found.items():
         if name in mine:
             continue
-        if any(a not in known for _, a in _arrays(value)):
+        if any(a not in known and not known.stacked(a) for _, a in _arrays(value)):
             return False
         # a name the reference also carries through its loop: the value of this step or the last
         steps = [e for e in entries if e["name"] == name and not e["part"] and len(e["arrays"]) > 1]
