@@ -243,6 +243,21 @@ def read_results(out):
         return json.load(f)
 
 
+def print_steps(rows, wrong):
+    """Where the submissions' CPU went (timings.csv's cpu:<step> columns, measure/steps.py):
+    the mean CPU seconds of each step, by how many functions of the submission were wrong."""
+    steps = [k for k in rows[0] if k.startswith("cpu:")]
+    groups = {}
+    for r in rows:
+        groups.setdefault(min(wrong.get(r["student"], 0), 3), []).append(r)
+    print("CPU s per submission by step (the worker's, then the kernels'), by wrong functions:")
+    print(f"{'wrong':>6} {'n':>5} " + " ".join(f"{k[4:][:13]:>13}" for k in steps))
+    for w in sorted(groups):
+        rs = groups[w]
+        print(f"{str(w) + ('+' if w == 3 else ''):>6} {len(rs):>5} "
+              + " ".join(f"{sum(float(r[k] or 0) for r in rs) / len(rs):13.3f}" for k in steps))
+
+
 def class_benchmark(tmp, n, k, seed, workers):
     """--class: ours' first grade of a realistic class of n, then plain and ours on k correct
     submissions for the ratio. Returns the exit status."""
@@ -301,6 +316,7 @@ def class_benchmark(tmp, n, k, seed, workers):
           f"ours / plain {ours_cpu / plain_cpu:.2f}x (target at most 0.15x); wall plain {plain_wall:.1f} s, ours {ours_wall:.1f} s")
     print(f"CPU per wrong function (estimate): {(class_cpu - per_correct * n) / max(wrong_count, 1):5.2f} s "
           f"((class CPU {class_cpu:.1f} s - {n} x {per_correct:.2f}) / {wrong_count})")
+    print_steps(rows, {s: len(bad) for s, _, _, bad in plan})
     same = theirs == mine
     print(f"grades identical on the {k}: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))})")
     return 0 if same else 1

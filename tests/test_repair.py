@@ -116,3 +116,56 @@ def test_the_search_runs_in_the_sandbox_only(tmp_path):
     e = next(e for e in results["submissions"][0]["exercises"] if e["id"] == "lstm_cell_backward")
     assert not marker.exists()
     assert e["location"]["quantity"] == "dcct" and e["repair"]["after"] == RIGHT.strip()
+
+
+def test_a_submissions_search_shares_one_bound_and_a_cut_says_so(tmp_path):
+    """``Repair.submission_tries`` bounds the candidates of all a submission's wrong functions:
+    at 0, the sandboxed kernel still locates the slip, runs no candidate, and the entry is
+    flagged ``repair_cut``; the score is the same as with the search."""
+    from traitlets.config import Config
+
+    from assignments.grading.run import pipeline
+    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
+        answers = answer_cells(f.read())
+    answers["lstm_cell_backward"] = lstm_cell_backward_source()
+    folder = tmp_path / "in" / "submitted" / "sam" / A.id
+    folder.mkdir(parents=True)
+    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers),
+                   str(folder / (A.notebook + ".ipynb")))
+    none_left = Config()
+    none_left.Repair.submission_tries = 0
+    entry = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"), overrides=none_left)["submissions"][0]
+    e = next(e for e in entry["exercises"] if e["id"] == "lstm_cell_backward")
+    assert e["location"]["quantity"] == "dcct" and not e.get("repair")
+    assert entry["flags"] == ["repair_cut:lstm_cell_backward"] and entry["status"] == "graded"
+    assert entry["score"] == A.max_score - A.by_name["lstm_cell_backward"].points + e["score"]
+
+
+def test_the_bound_of_a_submission_is_what_its_functions_left():
+    """Each examine job gets min(Repair.tries, what the submission has left); what the kernel
+    says it tried comes off, and a reply that says nothing costs the whole job's bound."""
+    from types import SimpleNamespace
+
+    from assignments.grading.judging.judged_execute import examined_in_kernel
+    sent = []
+    said = iter([[{"tried": 1200}], [{"tried": 500}], [{"tried": "lots"}], [{"tried": 3}], [{"tried": 0}]])
+    grader = SimpleNamespace(nb=object(), _deadline=float("inf"),
+                             _ask=lambda job, name, doing: (sent.append(job["tries"]) or next(said), None))
+    repair = SimpleNamespace(tries=1200, submission_tries=2000)
+    for name in ("a", "b", "c", "d"):
+        examined_in_kernel(grader, repair, name, {"op": "examine"})
+    assert sent == [1200, 800, 300, 0]
+    grader.nb = object()   # the next submission starts with its whole bound
+    examined_in_kernel(grader, repair, "a", {"op": "examine"})
+    assert sent[-1] == 1200
+
+
+def test_the_search_stops_at_its_count_and_says_so():
+    from assignments.grading.contract.trace import examined
+    from assignments.grading.shipped import repair
+    ns = namespace(lstm_cell_backward_source(), "cut")
+    job = json.loads(json.dumps(examined(A, "lstm_cell_backward")))
+    whole = repair.examine(job["spec"], job["trace"], job["public"], ns["lstm_cell_backward"])
+    assert whole["repairs"] and not whole["cut"] and 0 < whole["tried"] < repair.REPAIR_TRIES
+    cut = repair.examine(job["spec"], job["trace"], job["public"], ns["lstm_cell_backward"], tries=whole["tried"] - 1)
+    assert cut["cut"] and cut["tried"] == whole["tried"] - 1 and cut["found"] == whole["found"]

@@ -1160,7 +1160,8 @@ def unexplained(findings, explained_aspects=()):
 
 PROBE = "__probe__"
 LOCATE_TRIES = 300     # re-runs of the learner's function, at most, to follow it (counted: the same on any machine)
-LOCATE_SECONDS = 3.0   # and a guard for a function that takes long per call
+LOCATE_SECONDS = 3.0   # and a guard for a function that takes long per call: CPU time (a busy machine
+# does not stretch it), or three times as long of wall time (a function that sleeps)
 
 
 def _probe_targets(target):
@@ -1557,11 +1558,11 @@ def _first_wrong_line(spec, trace, case, made, seen, wrong, expected, arguments)
                 and at < wrong_at.get((line, label), len(seen)):
             first[(line, label)], wrong_at[(line, label)] = (k, value.shape, alike), at
     first = dict(sorted(first.items(), key=lambda item: wrong_at[item[0]]))
-    tries, deadline = 0, time.monotonic() + LOCATE_SECONDS
+    tries, cpu, wall = 0, time.process_time() + LOCATE_SECONDS, time.monotonic() + 3 * LOCATE_SECONDS
     for (line, label), (k0, shape, *named) in first.items():
         best = None
         for order, e in enumerate(named[0] if named else entries):
-            if tries >= LOCATE_TRIES or time.monotonic() > deadline:
+            if tries >= LOCATE_TRIES or time.process_time() > cpu or time.monotonic() > wall:
                 return None
             if len(e["arrays"]) <= k0 or (
                     e["arrays"][k0].shape != shape and (e["name"] != label or e["part"])):

@@ -167,6 +167,9 @@ class Verdict:
     location: dict[str, Any] | None = None
     """Where the function first computes a wrong value on the public worked example
     (student_checks.locate: "quantity", "lineno", "line", "text"...), or None."""
+    repair_cut: bool = False
+    """The search for a repair stopped at its bound (``Repair.tries``, what was left of
+    ``Repair.submission_tries``, or its time guard) before it found one."""
     repair: dict[str, Any] | None = None
     """A small edit of the learner's own function that passes every hidden case: "line",
     "before", "after" (the statement), "diff" (a unified diff). For the staff; the learner

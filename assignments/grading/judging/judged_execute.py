@@ -77,6 +77,12 @@ class Repair(Configurable):
 
     search = Bool(True, help="Locate and search for a repair for every wrong function (about 0.2 to "
                              "1.5 s of the learner's kernel each).").tag(config=True)
+    tries = Integer(1200, help="Candidate edits run in the learner's kernel, at most, for one wrong "
+                               "function (counted: the same repair on any machine; about 1 ms each).").tag(config=True)
+    submission_tries = Integer(2400, help="Candidate edits run, at most, for all the wrong functions of one "
+                                          "submission: a submission wrong everywhere costs its kernel about "
+                                          "2 s more, not 8. A search cut short says so (flag repair_cut:<function>)."
+                               ).tag(config=True)
     show = Enum(list(REPAIR_SHOWS), default_value="quantity",
                 help="What the learner's feedback says: 'line' (the line where the first wrong value is "
                      "computed), 'quantity' (and the quantity it should compute, with its equation), or "
@@ -232,7 +238,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
 
     def _judge_cell(self, name, index):
         repair = Repair(parent=self)   # a candidate repair runs in place of the learner's function (_call)
-        self._judge.show, examine = repair.show, functools.partial(examined_in_kernel, self) if repair.search else None
+        self._judge.show, examine = repair.show, functools.partial(examined_in_kernel, self, repair) if repair.search else None
         verdict = self._judge.judge(name, self._call, lang=self._lang, examine=examine)
         if verdict.outcome == "missing":   # say why, when its cell does not even compile
             verdict.feedback = self._why_missing(name) or verdict.feedback
@@ -348,10 +354,16 @@ def started_kernel(grader):
         yield
 
 
-def examined_in_kernel(grader, name, job):
-    """One "examine" job in the learner's kernel (repair.py); [] when it did not answer in time."""
+def examined_in_kernel(grader, repair, name, job):
+    """One "examine" job in the learner's kernel (repair.py), its candidates bounded by what is
+    left of the submission's (``Repair.submission_tries``); [] when it did not answer in time."""
+    if not hasattr(grader, "_tries_left") or grader._tries_for is not grader.nb:
+        grader._tries_left, grader._tries_for = repair.submission_tries, grader.nb
+    job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)))
     replies, fault = grader._ask(job, name, "while its mistake was located") if time.monotonic() < grader._deadline \
         else ([], "late")
+    tried = replies[0].get("tried") if replies and isinstance(replies[0], dict) else None
+    grader._tries_left -= min(tried, job["tries"]) if type(tried) is int and tried >= 0 else job["tries"]
     return [] if fault else replies
 
 

@@ -47,6 +47,7 @@ def locate_and_mend(judge: Judge, ex: Exercise, v: Verdict, outcomes: list[Outco
     replies = examine(ex.name, job)
     reply = replies[0] if replies and isinstance(replies[0], dict) else {}
     v.location = read_location(job["spec"], job["trace"], reply.get("found"))
+    v.repair_cut = reply.get("cut") is True
     candidates: list[Any] = reply["repairs"] if isinstance(reply.get("repairs"), list) else []
     for r in candidates[:REPAIRS_TRIED]:
         if not (isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("source", "before", "after"))

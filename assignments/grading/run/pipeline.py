@@ -551,6 +551,8 @@ def collect(assignment: Assignment, gb: Gradebook, rec: Record, prefix: str, ver
         v = verdicts.get(ex.name, {})
         if v.get("diagnosis_cut"):   # not a fault: the score never depends on the diagnosis
             entry["flags"].append(f"diagnosis_cut:{ex.name}")
+        if v.get("repair_cut") and not v.get("repair"):   # nor on the repair
+            entry["flags"].append(f"repair_cut:{ex.name}")
         score = scores.get(prefix + ex.name) or 0.0
         entry["exercises"].append({
             "id": ex.name, "score": float(score), "max_score": float(ex.points),

@@ -17,7 +17,7 @@ from itertools import repeat
 from operator import is_ as _is
 
 try:   # in the kernel there is no package: the check module's names are already defined
-    from .repair import examine
+    from .repair import REPAIR_TRIES, examine
     from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, student_line
 except ImportError:
     pass
@@ -231,7 +231,9 @@ def answers(job):
         if callable(fn):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                yield {**examine(job["spec"], job["trace"], job["public"], fn), "case": 0}
+                tries = job.get("tries")
+                tries = tries if type(tries) is int and tries >= 0 else REPAIR_TRIES
+                yield {**examine(job["spec"], job["trace"], job["public"], fn, tries), "case": 0}
         heal()
         return
     stashed = _stash.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text

@@ -26,29 +26,32 @@ except ImportError:
     pass
 
 # The search is bounded by a count, so that the same submission gets the same repair on any
-# machine (about 1 ms a candidate: 1.2 s at most); the time is a guard for a slow function only.
+# machine (about 1 ms a candidate: 1.2 s at most); the time is a guard for a slow function only:
+# CPU time, which a busy machine does not stretch, and a wall time three times as long for a
+# function that sleeps.
 REPAIR_TRIES = 1200      # candidates run, at most, per function
-REPAIR_SECONDS = 4.0     # wall time, at most, per function (a function that takes long per call)
+REPAIR_SECONDS = 4.0     # CPU time, at most, per function (a function that takes long per call)
 REPAIRS_KEPT = 3         # candidates sent back for the grader to verify, the smallest edits first
 REPAIRS_FOUND = 8        # candidates passing the public cases compared, at most, for the smallest
 NUMPY_ACTIVATIONS = ("np.tanh",)   # the assignment's own (the notebook's helpers) come with the job
 
 
-def examine(spec, trace, public, fn):
+def examine(spec, trace, public, fn, tries=REPAIR_TRIES):
     """What the grader asks of a wrong function: {"found": locate_in's finding or None,
     "repairs": [{"line" (in the learner's cell), "before", "after", "source"}]} (the
-    function's source with one statement edited, passing every public case), the first found first."""
+    function's source with one statement edited, passing every public case), the first found first;
+    "tried": the candidates run (at most ``tries``), "cut": whether the search stopped at its bound."""
     found = None
     try:
         found = locate_in(spec, trace, public[0], fn)
     except Exception:   # code shaped in a way the probes did not foresee
         found = None
-    repairs = []
+    repairs, spent = [], {}
     try:
-        repairs = mend(spec, public, fn, found)
+        repairs = mend(spec, public, fn, found, tries=tries, spent=spent)
     except Exception:
         repairs = []
-    return {"found": found, "repairs": repairs}
+    return {"found": found, "repairs": repairs, "tried": spent.get("tried", 0), "cut": spent.get("cut", False)}
 
 
 def _statements(fdef):
@@ -88,8 +91,12 @@ class Context:
         return [n for n in self.scalars if n != name]
 
 
-def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES):
-    """Single-statement edits of ``fn`` that pass every public case, the located line's first."""
+def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None):
+    """Single-statement edits of ``fn`` that pass every public case, the located line's first.
+    ``spent`` (a dict), when given, is told how many candidates ran ("tried") and whether the
+    search stopped at its bound of ``tries`` or ``seconds`` ("cut")."""
+    spent = {} if spent is None else spent
+    spent.update(tried=0, cut=False)
     source = textwrap.dedent(inspect.getsource(fn))
     lines = source.splitlines()
     tree = ast.parse(source)
@@ -104,20 +111,22 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     # every statement with a term or a factor added
     rounds = [(s, _terms(s, shapes)) for s in located] + [(s, ((), ())) for s in statements] + \
         [(s, _terms(s, shapes)) for s in statements]
-    deadline = time.monotonic() + seconds
+    deadline = Deadline(seconds)
     kept, seen, count = [], set(), 0
     for stmt, terms in rounds:
         first, last = stmt.lineno, (stmt.end_lineno if not isinstance(stmt, ast.For) else stmt.lineno)
         indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
         before = "\n".join(lines[first - 1:last])
         for edited in edits(stmt, context, terms):
-            if count >= tries or time.monotonic() > deadline:
+            if count >= tries or deadline.passed():
+                spent.update(tried=count, cut=True)
                 return kept
             after = indent + (_header(edited) if isinstance(edited, ast.For) else ast.unparse(edited))
             if after in seen or after.strip() == before.strip():
                 continue
             seen.add(after)
             count += 1
+            spent["tried"] = count
             candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
             if _passes(spec, candidate, fn, cases):
                 kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
@@ -127,6 +136,16 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
         if kept:   # the first statement that can be mended is the one to mend, by the smallest edit
             return sorted(kept, key=lambda r: (changed_tokens(written(r["before"]), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
     return kept
+
+
+class Deadline:
+    """``seconds`` of this process's CPU time, or three times as many of wall time."""
+
+    def __init__(self, seconds):
+        self.cpu, self.wall = time.process_time() + seconds, time.monotonic() + 3 * seconds
+
+    def passed(self):
+        return time.process_time() > self.cpu or time.monotonic() > self.wall
 
 
 def written(line):
