@@ -24,6 +24,7 @@ from ..contract.messages import N_
 from ..measure import steps
 from ..sandbox.kernel import GradingKernelManager
 from ..shipped import harness
+from ..shipped.repair import REPAIR_TRIES
 from ..upstream.served_cells import ServedCells, output_validator
 from .callees import Desk
 from .channel import Channel, ChannelClosed, ChannelTimeout, OutputBudget
@@ -77,11 +78,11 @@ class Repair(Configurable):
 
     search = Bool(True, help="Locate and search for a repair for every wrong function (about 0.2 to "
                              "1.5 s of the learner's kernel each).").tag(config=True)
-    tries = Integer(1200, help="Candidate edits run in the learner's kernel, at most, for one wrong "
+    tries = Integer(REPAIR_TRIES, help="Candidate edits run in the learner's kernel, at most, for one wrong "
                                "function (counted: the same repair on any machine; about 1 ms each).").tag(config=True)
-    submission_tries = Integer(2400, help="Candidate edits run, at most, for all the wrong functions of one "
+    submission_tries = Integer(2 * REPAIR_TRIES, help="Candidate edits run, at most, for all the wrong functions of one "
                                           "submission: a submission wrong everywhere costs its kernel about "
-                                          "2 s more, not 8. A search cut short says so (flag repair_cut:<function>)."
+                                          "1.6 s more, not 6.4. A search cut short says so (flag repair_cut:<function>)."
                                ).tag(config=True)
     show = Enum(list(REPAIR_SHOWS), default_value="quantity",
                 help="What the learner's feedback says: 'line' (the line where the first wrong value is "
