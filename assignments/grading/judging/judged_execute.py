@@ -76,13 +76,14 @@ class Repair(Configurable):
     mends it (shipped/repair.py, inside the learner's sandboxed kernel; verified here on every
     hidden case). Only wrong functions pay for it; the score never depends on it."""
 
-    search = Bool(True, help="Locate and search for a repair for every wrong function (about 0.2 to "
-                             "1.5 s of the learner's kernel each).").tag(config=True)
-    tries = Integer(REPAIR_TRIES, help="Candidate edits run in the learner's kernel, at most, for one wrong "
-                               "function (counted: the same repair on any machine; about 1 ms each).").tag(config=True)
-    submission_tries = Integer(2 * REPAIR_TRIES, help="Candidate edits run, at most, for all the wrong functions of one "
-                                          "submission: a submission wrong everywhere costs its kernel about "
-                                          "1.6 s more, not 6.4. A search cut short says so (flag repair_cut:<function>)."
+    search = Bool(True, help="Locate and search for a repair for every wrong function (under a second "
+                             "of the learner's kernel each).").tag(config=True)
+    tries = Integer(REPAIR_TRIES, help="Candidate edits run in the learner's kernel, at most, for one "
+                                       "wrong function (counted, so the same repair on any machine; about "
+                                       "1 ms each).").tag(config=True)
+    submission_tries = Integer(2 * REPAIR_TRIES, help="Candidate edits run, at most, for all the wrong "
+                                                      "functions of one submission together. A search cut "
+                                                      "short says so (flag repair_cut:<function>)."
                                ).tag(config=True)
     show = Enum(list(REPAIR_SHOWS), default_value="quantity",
                 help="What the learner's feedback says: 'line' (the line where the first wrong value is "
@@ -358,7 +359,7 @@ def started_kernel(grader):
 def examined_in_kernel(grader, repair, name, job):
     """One "examine" job in the learner's kernel (repair.py), its candidates bounded by what is
     left of the submission's (``Repair.submission_tries``); [] when it did not answer in time."""
-    if not hasattr(grader, "_tries_left") or grader._tries_for is not grader.nb:
+    if getattr(grader, "_tries_for", None) is not grader.nb:   # the notebook's first examine job
         grader._tries_left, grader._tries_for = repair.submission_tries, grader.nb
     job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)))
     replies, fault = grader._ask(job, name, "while its mistake was located") if time.monotonic() < grader._deadline \
