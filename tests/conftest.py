@@ -105,6 +105,7 @@ def notebook_namespace():
 
 # Markers (pytest.ini) given by what a test needs, so that no module has to remember them.
 _SANDBOXED = {"sample_class", "hostile"}
+_CLASS_GRADED_AGAIN = {"graded_with_known"}   # fixtures that grade a whole class once more: slow
 _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
                  "test_isolation": ("slow", "sandbox"),
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",), "test_agreement": ("slow",),
@@ -121,6 +122,8 @@ def pytest_collection_modifyitems(items):
         marks = set(_MODULE_MARKS.get(item.module.__name__.rsplit(".", 1)[-1], ()))
         if names & _SANDBOXED:
             marks.add("sandbox")
+        if names & _CLASS_GRADED_AGAIN:
+            marks.update(("sandbox", "slow"))
         for mark in sorted(marks):
             item.add_marker(getattr(pytest.mark, mark))
 

@@ -117,6 +117,7 @@ def test_one_new_submission_alone_is_graded(fresh):
     assert [r for r in now if r[0] != "zoe"] == rows and any(r[0] == "zoe" for r in now)
 
 
+@pytest.mark.slow   # the whole class graded again
 @pytest.mark.sandbox
 def test_a_changed_hidden_case_lists_exactly_the_students_whose_grades_moved(fresh, monkeypatch):
     subs, out = fresh
@@ -145,6 +146,7 @@ def test_a_changed_hidden_case_lists_exactly_the_students_whose_grades_moved(fre
     assert "grades changed for" in receipts.summary(run.changes)
 
 
+@pytest.mark.slow   # the whole class graded again
 @pytest.mark.sandbox
 def test_verify_passes_on_the_sample_class_and_names_a_hand_edit(fresh):
     subs, out = fresh
@@ -174,6 +176,7 @@ def test_verify_refuses_what_it_cannot_check(tmp_path):
         verify.choose({"ada": {}}, students=["zed"])
 
 
+@pytest.mark.slow   # the whole class graded again
 @pytest.mark.sandbox
 def test_force_grades_every_submission_again_to_the_same_results(fresh):
     subs, out = fresh
