@@ -25,6 +25,18 @@ def lstm_cell_backward_source(line=SLIP):
     return source.replace(RIGHT, line)
 
 
+def submitted(tmp_path, source):
+    """A class of one (sam): Ada's answers with ``source`` as lstm_cell_backward; its folder."""
+    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
+        answers = answer_cells(f.read())
+    answers["lstm_cell_backward"] = source
+    folder = tmp_path / "in" / "submitted" / "sam" / A.id
+    folder.mkdir(parents=True)
+    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers),
+                   str(folder / (A.notebook + ".ipynb")))
+    return str(tmp_path / "in")
+
+
 def namespace(source, tag):
     return cell_namespace(A, source, "repair " + tag)
 
@@ -105,14 +117,7 @@ def test_the_search_runs_in_the_sandbox_only(tmp_path):
         "    n_a = a_next.shape[0]\n",
         f"    n_a = a_next.shape[0]\n    try:\n        open({str(marker)!r}, 'a').close()\n    except OSError:\n"
         "        pass\n")
-    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
-        answers = answer_cells(f.read())
-    answers["lstm_cell_backward"] = slip
-    folder = tmp_path / "in" / "submitted" / "sam" / A.id
-    folder.mkdir(parents=True)
-    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers),
-                   str(folder / (A.notebook + ".ipynb")))
-    results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"))
+    results = pipeline.grade(A, submitted(tmp_path, slip), str(tmp_path / "out"))
     e = next(e for e in results["submissions"][0]["exercises"] if e["id"] == "lstm_cell_backward")
     assert not marker.exists()
     assert e["location"]["quantity"] == "dcct" and e["repair"]["after"] == RIGHT.strip()
@@ -125,16 +130,10 @@ def test_a_submissions_search_shares_one_bound_and_a_cut_says_so(tmp_path):
     from traitlets.config import Config
 
     from assignments.grading.run import pipeline
-    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
-        answers = answer_cells(f.read())
-    answers["lstm_cell_backward"] = lstm_cell_backward_source()
-    folder = tmp_path / "in" / "submitted" / "sam" / A.id
-    folder.mkdir(parents=True)
-    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers),
-                   str(folder / (A.notebook + ".ipynb")))
     none_left = Config()
     none_left.Repair.submission_tries = 0
-    entry = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"), overrides=none_left)["submissions"][0]
+    entry = pipeline.grade(A, submitted(tmp_path, lstm_cell_backward_source()), str(tmp_path / "out"),
+                           overrides=none_left)["submissions"][0]
     e = next(e for e in entry["exercises"] if e["id"] == "lstm_cell_backward")
     assert e["location"]["quantity"] == "dcct" and not e.get("repair")
     assert entry["flags"] == ["repair_cut:lstm_cell_backward"] and entry["status"] == "graded"
