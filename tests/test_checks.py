@@ -237,3 +237,53 @@ def test_a_place_in_the_caches_is_named_once(release_checks_module, notebook_nam
     assert "caches[0][1][0] (a_next of time step 1) is wrong in" in text, text
     assert re.search(r"at caches\[0\]\[1\]\[0\]\[\d+\]\[\d+\] \(yours", text), text
     assert "one cache per time step" not in text and ")[" not in text, text
+
+
+@pytest.mark.parametrize("name", [e.name for e in EXERCISES])
+def test_the_wordless_comparison_names_the_same_wrong_outputs(release_checks_module, name):
+    """``compare(..., words=False)``, the repair search's, stops at each output's first
+    difference without its words: the wrong outputs it names are compare's own, for every
+    kind of difference an output can have."""
+    import copy
+    import json
+
+    from assignments.grading.contract.trace import examined
+    m = release_checks_module
+    job = json.loads(json.dumps(examined(A, name)))
+    spec, case = job["spec"], job["public"][0]
+    expected = m.decode(case["expected"])
+    right = expected if spec["returns_dict"] else list(expected)
+
+    def leaves(x, path=()):
+        if isinstance(x, np.ndarray):
+            yield path
+        elif isinstance(x, (list, tuple)):
+            for i, v in enumerate(x):
+                yield from leaves(v, path + (i,))
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                yield from leaves(v, path + (k,))
+
+    def changed(path, how):
+        out = copy.deepcopy(right)
+        holder = out
+        for p in path[:-1]:
+            holder = holder[p]
+        if isinstance(holder, tuple):
+            return None
+        holder[path[-1]] = how(holder[path[-1]])
+        return out
+
+    hows = [lambda a: a + 1e-3, lambda a: a.T, lambda a: a.astype(int), lambda a: a.tolist(), lambda a: None,
+            lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, np.nan, a), lambda a: a * 1.0000001]
+    tried = 0
+    for path in leaves(right):
+        for how in hows:
+            got = changed(path, how)
+            if got is None:
+                continue
+            tried += 1
+            assert m.compare(spec, got, expected, words=False) == ([], m.compare(spec, got, expected)[1])
+    assert tried
+    for got in (None, 3.0, right if spec["returns_dict"] else right[:-1], {}):
+        assert m.compare(spec, got, expected, words=False)[1] == m.compare(spec, got, expected)[1]

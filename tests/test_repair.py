@@ -168,3 +168,51 @@ def test_the_search_stops_at_its_count_and_says_so():
     assert whole["repairs"] and not whole["cut"] and 0 < whole["tried"] < repair.REPAIR_TRIES
     cut = repair.examine(job["spec"], job["trace"], job["public"], ns["lstm_cell_backward"], tries=whole["tried"] - 1)
     assert cut["cut"] and cut["tried"] == whole["tried"] - 1 and cut["found"] == whole["found"]
+
+
+def test_a_candidate_copies_only_the_statements_own_nodes():
+    """IPython's tracebacks (``executing``) hang a ``parent`` on every node of the trees they
+    read, the parser's shared ``Load()`` too; a deep copy of any name then copies that other
+    tree as well (15 times the search's work in a kernel that had shown a traceback). The
+    search's copy takes a node's fields and place only, and shares Load()."""
+    import ast
+
+    from assignments.grading.shipped import repair
+    stmt = ast.parse("a_next = np.tanh(Wax @ xt + ba)").body[0]
+    other = ast.parse("def elsewhere():\n    raise ValueError(x)\n")
+    for node in ast.walk(stmt):
+        node.parent = other
+    copied = repair._copy(stmt)
+    assert ast.unparse(copied) == ast.unparse(stmt)
+    for mine, theirs in zip(ast.walk(copied), ast.walk(stmt)):
+        assert not hasattr(mine, "parent") or isinstance(mine, ast.expr_context)
+        assert (mine is theirs) == isinstance(mine, ast.expr_context)
+
+
+def test_a_candidate_is_the_statement_with_one_node_replaced_and_the_rest_untouched():
+    import ast
+
+    from assignments.grading.shipped import repair
+    stmt = ast.parse("dWax = np.dot(dtanh, xt.T) + dWax[:, t - 1]").body[0]
+    before = ast.dump(stmt, include_attributes=True)
+    context = repair.Context(["dtanh", "xt", "dWax", "t"], {"dtanh": (5, 10), "xt": (3, 10), "dWax": (5, 3)}, ["np.tanh"])
+    texts = [ast.unparse(e) for e in repair.edits(stmt, context)]
+    assert ast.dump(stmt, include_attributes=True) == before   # no candidate changed the original
+    assert "dWax = np.dot(dtanh, xt) + dWax[:, t - 1]" in texts        # a transpose taken off, deep down
+    assert "dWax = np.dot(dtanh, xt.T) + dWax[:, t]" in texts          # an index
+    assert "dWax += np.dot(dtanh, xt.T) + dWax[:, t - 1]" in texts     # = and +=
+    assert len(texts) > 40
+
+
+def test_a_cases_inputs_are_copied_as_deepcopy_copies_them():
+    import copy
+
+    import numpy as np
+
+    from assignments.grading.shipped import repair
+    shared = np.arange(6.0).reshape(2, 3)
+    inputs = [shared, {"W": shared, "b": np.zeros((2, 1)), "n": 3}, (shared, [1.5, None, "x"])]
+    mine, theirs = repair._fresh(inputs, {}), copy.deepcopy(inputs)
+    assert mine[0] is mine[1]["W"] is mine[2][0] and mine[0] is not shared
+    assert type(mine[2]) is tuple and mine[2][1] == theirs[2][1]
+    assert all(np.array_equal(a, b) for a, b in zip((mine[0], mine[1]["b"]), (theirs[0], theirs[1]["b"])))

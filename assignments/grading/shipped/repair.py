@@ -243,10 +243,10 @@ def _terms(stmt, shapes):
     if shape is None or len(shape) != 2:
         return [], []
     matrices = dict(sorted(((a, sa) for a, sa in shapes.items() if len(sa) == 2), key=lambda i: "[" in i[0]))
-    products = [ast.parse(f"{a} @ {b}", mode="eval").body for a, sa in matrices.items() for b, sb in matrices.items()
+    products = [ast.BinOp(_expr(a), ast.MatMult(), _expr(b)) for a, sa in matrices.items() for b, sb in matrices.items()
                 if a != b and sa[1] == sb[0] and sa[0] == shape[0]]
-    addends = [ast.parse(a, mode="eval").body for a, sa in matrices.items() if sa == (shape[0], 1) and a != target]
-    factors = [ast.parse(a, mode="eval").body for a, sa in sorted(matrices.items(), key=lambda i: i[1] != shape)
+    addends = [_expr(a) for a, sa in matrices.items() if sa == (shape[0], 1) and a != target]
+    factors = [_expr(a) for a, sa in sorted(matrices.items(), key=lambda i: i[1] != shape)
                if a != target and sa[1] != 1]
     return products[:40] + addends[:10], factors[:20]
 
@@ -259,11 +259,32 @@ def _passes(spec, candidate, fn, cases):
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                 np.errstate(all="ignore"):
             for inputs, expected in cases:
-                if compare(spec, new(*copy.deepcopy(inputs)), expected, show_values=False)[1]:
+                if compare(spec, new(*_fresh(inputs, {})), expected, words=False)[1]:
                     return False
     except Exception:
         return False
     return True
+
+
+def _fresh(value, memo):
+    """A deep copy of a case's inputs (arrays in dicts, lists and tuples; an array met twice is
+    copied once, as copy.deepcopy does), at a fraction of deepcopy's cost: a candidate may change
+    its arguments, and the next must get them as they were."""
+    if id(value) in memo:
+        return memo[id(value)]
+    kind = type(value)
+    if kind is np.ndarray:
+        out = value.copy()
+    elif kind is dict:
+        out = {k: _fresh(v, memo) for k, v in value.items()}
+    elif kind is list or kind is tuple:
+        out = kind(_fresh(v, memo) for v in value)
+    elif kind in (int, float, str, bool) or value is None:
+        return value
+    else:
+        out = copy.deepcopy(value)
+    memo[id(value)] = out
+    return out
 
 
 def _name(text):
@@ -271,7 +292,17 @@ def _name(text):
 
 
 def _call(func, arg):
-    return ast.Call(func=ast.parse(func, mode="eval").body, args=[arg], keywords=[])
+    return ast.Call(func=_expr(func), args=[arg], keywords=[])
+
+
+_PARSED = {}   # expression text -> its tree, parsed once: candidates share it, and none is changed in place
+
+
+def _expr(text):
+    """The tree of a short expression (a name, ``np.tanh``, ``parameters['Wax']``)."""
+    if text not in _PARSED:
+        _PARSED[text] = ast.parse(text, mode="eval").body
+    return _PARSED[text]
 
 
 VALUES = (ast.Name, ast.BinOp, ast.Call, ast.Subscript, ast.Attribute, ast.IfExp, ast.UnaryOp)
@@ -318,17 +349,17 @@ def _call_edits(node, context):
         out += [_call(f, node.args[0]) for f in context.helpers if f != func]
     for k in node.keywords:
         if k.arg == "axis" and isinstance(k.value, ast.Constant) and k.value.value in (0, 1):
-            flipped = copy.deepcopy(node)
+            flipped = _copy(node)
             next(w for w in flipped.keywords if w.arg == "axis").value = ast.Constant(1 - k.value.value)
             out.append(flipped)
     if func.split(".")[-1] == "sum":
-        keep = copy.deepcopy(node)
+        keep = _copy(node)
         keep.keywords = [k for k in keep.keywords if k.arg != "keepdims"]
         if len(keep.keywords) == len(node.keywords):
             keep.keywords.append(ast.keyword("keepdims", ast.Constant(True)))
         out.append(keep)
     for i in range(len(node.args) if len(node.args) > 1 else 0):   # range(1, T_x) -> range(T_x)
-        fewer = copy.deepcopy(node)
+        fewer = _copy(node)
         del fewer.args[i]
         out.append(fewer)
     return out
@@ -339,13 +370,13 @@ def _subscript_edits(node, context):
     out = [node.value]
     if isinstance(node.slice, ast.Constant) and isinstance(node.value, ast.Name):
         for key in context.keys.get(node.value.id, ()):
-            other = ast.parse(f"{node.value.id}[{key}]", mode="eval").body
+            other = _expr(f"{node.value.id}[{key}]")
             if ast.unparse(other) != ast.unparse(node):
                 out.append(other)
         return out
     for i, part in enumerate(node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]):
         for new in _index_edits(part, context):
-            s = copy.deepcopy(node)
+            s = _copy(node)
             if isinstance(s.slice, ast.Tuple):
                 s.slice.elts[i] = new
             else:
@@ -377,15 +408,15 @@ def edits(stmt, context, terms=((), ())):
     (``_replacements``), two of its names exchanged, an index of its target changed, ``=``,
     ``+=`` and ``-=`` exchanged, or its value replaced by zeros."""
     value = _value(stmt)
-    nodes = list(ast.walk(value))
+    nodes, paths = _walked(value)
     for index in range(len(nodes)):
         for new in _replacements(nodes[index], context, terms):
-            yield _with(stmt, index, new)
+            yield _with(stmt, paths[index], new)
     named = [i for i, n in enumerate(nodes) if isinstance(n, ast.Name) and n.id != "np"]
     for a in range(len(named)):   # two names written in each other's place
         for b in range(a + 1, len(named)):
             if nodes[named[a]].id != nodes[named[b]].id:
-                out = copy.deepcopy(stmt)
+                out = _copy(stmt)
                 copied = list(ast.walk(_value(out)))
                 copied[named[a]].id, copied[named[b]].id = nodes[named[b]].id, nodes[named[a]].id
                 yield out
@@ -397,7 +428,7 @@ def edits(stmt, context, terms=((), ())):
             parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
             for i, part in enumerate(parts):
                 for new in _index_edits(part, context):
-                    out = copy.deepcopy(stmt)
+                    out = _copy(stmt)
                     t = out.targets[0] if isinstance(out, ast.Assign) else out.target
                     if isinstance(t.slice, ast.Tuple):
                         t.slice.elts[i] = new
@@ -405,35 +436,78 @@ def edits(stmt, context, terms=((), ())):
                         t.slice = new
                     made.append(out)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        made.append(ast.AugAssign(target=copy.deepcopy(stmt.targets[0]), op=ast.Add(), value=copy.deepcopy(value)))
-        made.append(ast.Assign(targets=copy.deepcopy(stmt.targets), value=_call("np.zeros_like", copy.deepcopy(value))))
-        made += [ast.Assign(targets=copy.deepcopy(stmt.targets), value=ast.BinOp(_name(n), ast.Add(), copy.deepcopy(value)))
+        made.append(ast.AugAssign(target=_copy(stmt.targets[0]), op=ast.Add(), value=_copy(value)))
+        made.append(ast.Assign(targets=_copy(stmt.targets), value=_call("np.zeros_like", _copy(value))))
+        made += [ast.Assign(targets=_copy(stmt.targets), value=ast.BinOp(_name(n), ast.Add(), _copy(value)))
                  for n in context.arrays]   # a term left out
     if isinstance(stmt, ast.AugAssign):
-        made.append(ast.Assign(targets=[copy.deepcopy(stmt.target)], value=copy.deepcopy(value)))
-        made += [ast.AugAssign(target=copy.deepcopy(stmt.target), op=op, value=copy.deepcopy(value))
+        made.append(ast.Assign(targets=[_copy(stmt.target)], value=_copy(value)))
+        made += [ast.AugAssign(target=_copy(stmt.target), op=op, value=_copy(value))
                  for op in (ast.Add(), ast.Sub()) if type(op) is not type(stmt.op)]
-    for new in made:
-        yield ast.fix_missing_locations(ast.copy_location(new, stmt))
+    for new in made:   # a statement's place: ast.unparse reads its line for a type comment
+        yield ast.copy_location(new, stmt)
 
 
-def _with(stmt, index, new):
-    """A copy of ``stmt`` whose value's ``index``-th node (in ast.walk order) is ``new``."""
-    out = copy.deepcopy(stmt)
-    nodes = list(ast.walk(_value(out)))
-    if index == 0:
-        if isinstance(out, ast.For):
-            out.iter = copy.deepcopy(new)
-        else:
-            out.value = copy.deepcopy(new)
-        return ast.fix_missing_locations(out)
-    target = nodes[index]
-    for parent in nodes:
-        for field, old in ast.iter_fields(parent):
-            if old is target:
-                setattr(parent, field, copy.deepcopy(new))
-                return ast.fix_missing_locations(out)
-            if isinstance(old, list) and any(o is target for o in old):
-                old[[i for i, o in enumerate(old) if o is target][0]] = copy.deepcopy(new)
-                return ast.fix_missing_locations(out)
+def _copy(node):
+    """A copy of a syntax tree (a node or a list of nodes): its fields and its place in the
+    text, nothing else. ``copy.deepcopy`` also copies what other code hung on a node: IPython's
+    tracebacks (``executing``) give each node of the trees they read a ``parent``, the shared
+    ``Load()`` and ``Store()`` too, so that in a kernel that has shown a traceback a deep copy
+    of one name drags a whole other tree along (15 times the work, measured)."""
+    if isinstance(node, list):
+        return [_copy(n) for n in node]
+    if not isinstance(node, ast.AST) or isinstance(node, ast.expr_context):   # a value, or Load/Store/Del
+        return node
+    out = type(node)(**{f: _copy(getattr(node, f)) for f in node._fields if hasattr(node, f)})
+    for a in node._attributes:
+        if hasattr(node, a):
+            setattr(out, a, getattr(node, a))
     return out
+
+
+def _walked(value):
+    """The nodes of ``value`` in ast.walk order, and the path to each from ``value``:
+    (field, index in the field's list or None) pairs."""
+    nodes, paths, path_of = [], [], {id(value): ()}
+    for node in ast.walk(value):
+        here = path_of.get(id(node), ())   # Load() and the operators are shared: never edited
+        nodes.append(node)
+        paths.append(here)
+        for field, old in ast.iter_fields(node):
+            for i, child in (enumerate(old) if isinstance(old, list) else [(None, old)]):
+                if isinstance(child, ast.AST):
+                    path_of.setdefault(id(child), here + ((field, i),))
+    return nodes, paths
+
+
+def _shallow(node):
+    out = type(node).__new__(type(node))
+    vars(out).update(vars(node))
+    return out
+
+
+def _with(stmt, path, new):
+    """A copy of ``stmt`` whose value's node at ``path`` (see _walked) is ``new``: only the nodes
+    on the way down are copied; the rest, and ``new``, are shared with the original (a candidate
+    is only written out as text, never changed)."""
+    out = _shallow(stmt)
+    field = "iter" if isinstance(stmt, ast.For) else "value"
+    node, place = out, (field, None)
+    for step in path:
+        child = getattr(node, place[0]) if place[1] is None else getattr(node, place[0])[place[1]]
+        node = _put(node, place, _shallow(child))
+        place = step
+    _put(node, place, new)
+    return out
+
+
+def _put(node, place, child):
+    """Set ``node``'s ``place`` (field, index or None) to ``child``, copying a list field; ``child``."""
+    field, i = place
+    if i is None:
+        setattr(node, field, child)
+    else:
+        items = list(getattr(node, field))
+        items[i] = child
+        setattr(node, field, items)
+    return child

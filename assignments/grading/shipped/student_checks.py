@@ -315,9 +315,26 @@ def _same(got, exp):
     return not found
 
 
-def compare(spec, got, expected, show_values=True, hints=True):
+class _Differs(Exception):
+    """Raised by _FirstDifference at the first thing _compare finds."""
+
+
+class _FirstDifference(list):
+    """What _compare appends to when only whether an output differs is asked: it stops at the
+    first difference, so the words of the others are never made."""
+
+    def append(self, item):
+        raise _Differs
+
+
+def compare(spec, got, expected, show_values=True, hints=True, words=True):
     """Compare one call's outputs. Returns (problems in words, names of wrong outputs).
-    ``hints``: with guesses at a cause (left out when a catalogued mistake is named)."""
+    ``hints``: with guesses at a cause (left out when a catalogued mistake is named).
+    ``words=False``: the names of the wrong outputs alone, each output compared up to its first
+    difference (the search for a repair compares thousands of candidates' outputs)."""
+    if words is False:
+        problems, wrong = compare(spec, got, expected, show_values=False, hints=False, words=None)
+        return [], wrong
     names = list(spec["outputs"])
     if spec["returns_dict"]:
         if not isinstance(got, dict):
@@ -338,6 +355,12 @@ def compare(spec, got, expected, show_values=True, hints=True):
         found = []
         if value is _MISSING:
             found.append(tr("the returned dict has no key '{key}'", key=name))
+        elif words is None:   # only whether it differs
+            try:
+                _all_close(value, exp[name]) or _compare(value, exp[name], name, None, False, _FirstDifference(), False)
+            except _Differs:
+                wrong.add(name)
+            continue
         elif not _all_close(value, exp[name]):
             _compare(value, exp[name], name, _schema(spec, name), show_values, found, hints)
         if found and not spec["returns_dict"] and found[0].startswith(name + " "):
