@@ -309,12 +309,6 @@ def _all_close(got, exp):
     return not gots or bool(_isclose(np.concatenate(gots), np.concatenate(exps)).all())
 
 
-def _same(got, exp):
-    found = []
-    _compare(got, exp, "", None, False, found)
-    return not found
-
-
 class _Differs(Exception):
     """Raised by _FirstDifference at the first thing _compare finds."""
 
@@ -325,6 +319,14 @@ class _FirstDifference(list):
 
     def append(self, item):
         raise _Differs
+
+
+def _same(got, exp):
+    try:
+        _all_close(got, exp) or _compare(got, exp, "", None, False, _FirstDifference(), False)
+    except _Differs:
+        return False
+    return True
 
 
 def compare(spec, got, expected, show_values=True, hints=True, words=True):
@@ -787,7 +789,7 @@ def _failing_callee(spec, namespace):
         if fn is None:
             return callee
         try:
-            if any(compare(data["functions"][callee], fn(*decode(c["inputs"])), decode(c["expected"]))[0]
+            if any(compare(data["functions"][callee], fn(*decode(c["inputs"])), decode(c["expected"]), words=False)[1]
                    for c in data["cases"][callee]):
                 return callee
         except Exception:
@@ -1388,7 +1390,7 @@ def _wrong_outputs(spec, got, expected, loose=False):
     if loose:
         RTOL, ATOL = 1e-4, 1e-5
     try:
-        _, wrong = compare(spec, got, expected, show_values=False)
+        _, wrong = compare(spec, got, expected, words=False)
     finally:
         RTOL, ATOL = saved
     fields = spec.get("cache_fields") or []

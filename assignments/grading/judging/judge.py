@@ -258,7 +258,7 @@ def _explains(judge, name, pick, outcomes):
     mutant = judge.expected(name, outcomes.index(o), (pick,))
     if mutant is None:
         return False
-    _, still_wrong = judge.a.checks.compare(judge.a.spec(name), o.got, mutant, show_values=False)
+    _, still_wrong = judge.a.checks.compare(judge.a.spec(name), o.got, mutant, words=False)
     return bool(o.wrong - still_wrong)
 
 
@@ -373,7 +373,7 @@ class Judge:
         spec = self.a.spec(name)
         for i, o in enumerate(outcomes):
             mutant = self.expected(name, i, picks)
-            if mutant is None or self.a.checks.compare(spec, o.got, mutant, show_values=False)[0]:
+            if mutant is None or self.a.checks.compare(spec, o.got, mutant, words=False)[1]:
                 return False
         return True
 
@@ -435,10 +435,10 @@ class Judge:
             mutant = self.expected(name, i, picks)
             if mutant is None:
                 return set()
-            changed = self.a.checks.compare(spec, mutant, self.expected(name, i), show_values=False)[1]
+            changed = self.a.checks.compare(spec, mutant, self.expected(name, i), words=False)[1]
             if not changed <= wrong:
                 return set()
-            differs = self.a.checks.compare(spec, o.got, mutant, show_values=False)[1]
+            differs = self.a.checks.compare(spec, o.got, mutant, words=False)[1]
             same &= changed - differs
             nonzero |= {out for out in same if not _all_zero(_item(mutant, ex, out))}
             if not same:
