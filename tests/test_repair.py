@@ -148,7 +148,9 @@ def test_the_bound_of_a_submission_is_what_its_functions_left():
     from assignments.grading.judging.judged_execute import examined_in_kernel
     sent = []
     said = iter([[{"tried": 1200}], [{"tried": 500}], [{"tried": "lots"}], [{"tried": 3}], [{"tried": 0}]])
-    grader = SimpleNamespace(nb=object(), _deadline=float("inf"),
+    from assignments.grading.judging.searched import RememberedSearches
+    grader = SimpleNamespace(nb=object(), _deadline=float("inf"), _judge=SimpleNamespace(searches=RememberedSearches()),
+                             _assignment=A, resources={"metadata": {"path": "sam"}},
                              _ask=lambda job, name, doing: (sent.append(job["tries"]) or next(said), None))
     repair = SimpleNamespace(tries=1200, submission_tries=2000)   # not the defaults: the arithmetic
     for name in ("a", "b", "c", "d"):

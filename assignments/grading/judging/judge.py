@@ -22,6 +22,7 @@ from ..contract import messages
 from ..contract.messages import N_
 from .located import Examine, locate_and_mend, where
 from .remembered import RememberedDiagnoses
+from .searched import RememberedSearches
 
 if TYPE_CHECKING:
     from ..contract.assignment import Assignment, Exercise, HiddenCase
@@ -275,6 +276,8 @@ class Judge:
         """The steps that naming one function's mistakes may take."""
         self.diagnoses = RememberedDiagnoses()
         """The diagnoses this judge made, by what they read (remembered.py)."""
+        self.searches = RememberedSearches()
+        """The repair searches the kernels of this judge's class ran, by their keys (searched.py)."""
         self.show = "quantity"
         """What the learner's feedback says of a located mistake (REPAIR_SHOWS)."""
 

@@ -85,6 +85,10 @@ class Repair(Configurable):
                                                       "functions of one submission together. A search cut "
                                                       "short says so (flag repair_cut:<function>)."
                                ).tag(config=True)
+    remember = Bool(True, help="Reuse a search that two other submissions' kernels ran on the same function, "
+                               "reading the same values (the same key, the same answer), instead of running "
+                               "it again: the same repair, checked against this learner's own source and "
+                               "hidden cases (judging/searched.py).").tag(config=True)
     show = Enum(list(REPAIR_SHOWS), default_value="quantity",
                 help="What the learner's feedback says: 'line' (the line where the first wrong value is "
                      "computed), 'quantity' (and the quantity it should compute, with its equation), or "
@@ -358,15 +362,29 @@ def started_kernel(grader):
 
 def examined_in_kernel(grader, repair, name, job):
     """One "examine" job in the learner's kernel (repair.py), its candidates bounded by what is
-    left of the submission's (``Repair.submission_tries``); [] when it did not answer in time."""
+    left of the submission's (``Repair.submission_tries``); [] when it did not answer in time.
+    A search that the class's kernels already ran is not run again (searched.py)."""
     if getattr(grader, "_tries_for", None) is not grader.nb:   # the notebook's first examine job
         grader._tries_left, grader._tries_for = repair.submission_tries, grader.nb
-    job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)))
-    replies, fault = grader._ask(job, name, "while its mistake was located") if time.monotonic() < grader._deadline \
-        else ([], "late")
-    tried = replies[0].get("tried") if replies and isinstance(replies[0], dict) else None
+    searches, aid = grader._judge.searches, grader._assignment.id
+    job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)),
+               known=searches.known(aid, name) if repair.remember else [])
+    replies, fault = _examine(grader, job, name)
+    if replies and replies[0].get("remembered") is True:
+        recalled = searches.recall(aid, name, replies[0])
+        replies, fault = ([recalled], None) if recalled is not None else _examine(grader, dict(job, known=[]), name)
+    elif replies and not fault:
+        searches.keep(aid, name, replies[0], grader.resources["metadata"]["path"])
+    tried = replies[0].get("tried") if replies else None
     grader._tries_left -= min(tried, job["tries"]) if type(tried) is int and tried >= 0 else job["tries"]
     return [] if fault else replies
+
+
+def _examine(grader, job, name):
+    """The kernel's replies to an examine job (the first a dict, or none), and its fault."""
+    replies, fault = grader._ask(job, name, "while its mistake was located") if time.monotonic() < grader._deadline \
+        else ([], "late")
+    return (replies[:1] if replies and isinstance(replies[0], dict) else []), fault
 
 
 def verdict_outputs(v):

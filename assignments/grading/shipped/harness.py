@@ -233,7 +233,8 @@ def answers(job):
                 warnings.simplefilter("ignore")
                 tries = job.get("tries")
                 tries = tries if type(tries) is int and tries >= 0 else REPAIR_TRIES
-                yield {**examine(job["spec"], job["trace"], job["public"], fn, tries), "case": 0}
+                known = [k for k in job.get("known", ()) if isinstance(k, str)] if isinstance(job.get("known"), list) else []
+                yield {**examine(job["spec"], job["trace"], job["public"], fn, tries, known), "case": 0}
         heal()
         return
     stashed = _stash.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text
