@@ -400,7 +400,7 @@ def _call(func, arg):
     return ast.Call(func=_expr(func), args=[arg], keywords=[])
 
 
-_PARSED = {}   # expression text -> its tree, parsed once: candidates share it, and none is changed in place
+_PARSED: dict = {}   # expression text -> its tree, parsed once: candidates share it, and none is changed in place
 
 
 def _expr(text):
