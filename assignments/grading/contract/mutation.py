@@ -95,7 +95,7 @@ class Catalog:
     def mutant_source(self, function: str, picks: Iterable[Pick]) -> str:
         """The reference ``function``'s source with the given (code, variant index) picks
         applied. A code alone stands for its first variant."""
-        source = inspect.getsource(getattr(self.reference, function))
+        source = _source_of(getattr(self.reference, function))
         for pick in picks:
             code, index = (pick, 0) if isinstance(pick, str) else pick
             for old, new in self.by_code[code].variants[index]:
@@ -123,6 +123,13 @@ class Catalog:
     def run(fn: Callable[..., R], args: Sequence[object]) -> R:
         """Call a function on a private copy of its arguments."""
         return fn(*_copy(args))
+
+
+@functools.lru_cache(maxsize=None)
+def _source_of(fn: Callable[..., object]) -> str:
+    """A reference function's text, read once: inspect re-reads and re-tokenizes the file each
+    time (a class's catalog search asks thousands of times)."""
+    return inspect.getsource(fn)
 
 
 def _copy(x: T) -> T:
