@@ -341,3 +341,20 @@ def test_a_reply_left_by_a_dead_worker_is_not_taken_for_the_next(tmp_path):
     reply = zygote.request({"op": "signal", "pid": 54321, "signal": 0})
     assert reply["ok"] is True and reply["id"] != "dead-0"
     assert zygote.request({"op": "poll", "pid": 99999})["status"] is None
+
+
+def test_the_zygote_has_shown_a_traceback_before_it_forks():
+    """IPython's first traceback in a process imports stack_data and pygments' Python lexer and
+    compiles the lexer's rules; the zygote shows one before it forks (``warm_tracebacks``), so a
+    kernel whose learner's code raises does not pay for it again."""
+    import subprocess
+
+    from assignments.grading import shipped
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import zygote; import IPython\n"
+            "print('stack_data' in sys.modules)\n"
+            "zygote.warm_tracebacks()\n"
+            "from pygments.lexers.python import PythonLexer\n"
+            "print('stack_data' in sys.modules, '_tokens' in PythonLexer.__dict__)\n")
+    out = subprocess.run([sys.executable, "-c", code, os.path.dirname(shipped.__file__)], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True"]

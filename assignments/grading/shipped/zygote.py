@@ -555,10 +555,38 @@ def preload():
     import io
     import tokenize  # its patterns are compiled on first use: once here, not in each kernel
     list(tokenize.generate_tokens(io.StringIO("x = 1\n").readline))
+    warm_tracebacks()
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:   # a fork copies one thread: another one's locks would stay held
         raise RuntimeError(f"the zygote must have one thread before it forks, not {threads}")
     gc.freeze()   # what the kernels share stays shared: the collector will not touch it
+
+
+def warm_tracebacks():
+    """Show one traceback as a kernel shows a learner's error: IPython's first imports stack_data,
+    executing and pygments' Python lexer, and compiles the lexer's rules (about 40 ms a kernel,
+    in the third of a class's kernels whose learner's code raises); here, once, for all of them."""
+    import linecache
+    try:
+        from IPython.core import ultratb
+        from IPython.utils import PyColorize
+        themes = list(getattr(PyColorize, "theme_table", {})) or [None]
+    except Exception:
+        return
+    name, text = "<zygote's traceback>", "def f(x):\n    return 1 / x\n\nf(0)\n"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    try:
+        for theme in themes:
+            try:
+                exec(compile(text, name, "exec"), {})
+            except ZeroDivisionError:
+                try:
+                    shown = ultratb.AutoFormattedTB(mode="Context", **({"theme_name": theme} if theme else {}))
+                    shown.text(*sys.exc_info())
+                except Exception:
+                    pass
+    finally:
+        linecache.cache.pop(name, None)
 
 
 def stashed(req):
