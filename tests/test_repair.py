@@ -152,7 +152,7 @@ def test_the_bound_of_a_submission_is_what_its_functions_left():
     grader = SimpleNamespace(nb=object(), _deadline=float("inf"), _judge=SimpleNamespace(searches=RememberedSearches()),
                              _assignment=A, resources={"metadata": {"path": "sam"}},
                              _ask=lambda job, name, doing: (sent.append(job["tries"]) or next(said), None))
-    repair = SimpleNamespace(tries=1200, submission_tries=2000)   # not the defaults: the arithmetic
+    repair = SimpleNamespace(tries=1200, submission_tries=2000, remember=True)   # not the defaults: the arithmetic
     for name in ("a", "b", "c", "d"):
         examined_in_kernel(grader, repair, name, {"op": "examine"})
     assert sent == [1200, 800, 300, 0]
