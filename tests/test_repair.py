@@ -211,10 +211,10 @@ def test_a_cases_inputs_are_copied_as_deepcopy_copies_them():
 
     import numpy as np
 
-    from assignments.grading.shipped import repair
+    from assignments.grading.shipped.student_checks import fresh_copy
     shared = np.arange(6.0).reshape(2, 3)
     inputs = [shared, {"W": shared, "b": np.zeros((2, 1)), "n": 3}, (shared, [1.5, None, "x"])]
-    mine, theirs = repair._fresh(inputs, {}), copy.deepcopy(inputs)
+    mine, theirs = fresh_copy(inputs, {}), copy.deepcopy(inputs)
     assert mine[0] is mine[1]["W"] is mine[2][0] and mine[0] is not shared
     assert type(mine[2]) is tuple and mine[2][1] == theirs[2][1]
     assert all(np.array_equal(a, b) for a, b in zip((mine[0], mine[1]["b"]), (theirs[0], theirs[1]["b"])))
