@@ -126,3 +126,16 @@ def test_a_class_sharing_a_wrong_function_gets_what_each_would_get_alone(tmp_pat
     assert graded["remembered"] == graded["searched"]
     lines = [graded["searched"][s]["repair"]["line"] for s in ("sam", "tess", "uma", "vic")]
     assert lines == [lines[0] + i for i in range(4)]
+
+
+def test_a_search_that_found_nothing_is_run_again():
+    """Nothing can check "no repair": two accomplices who say so of a classmate's function
+    (with its key) must not withhold that classmate's repair, so such a search is never reused."""
+    ada = examine(fn(SLIP, "a"))
+    nothing = dict(ada, repairs=[], tried=800, cut=False)
+    searches = RememberedSearches()
+    searches.keep("rnn", NAME, nothing, "mallory")
+    searches.keep("rnn", NAME, nothing, "trudy")
+    assert searches.known("rnn", NAME) == []
+    victim = examine(fn("#\n" + SLIP, "v"), known=searches.known("rnn", NAME))
+    assert not victim.get("remembered") and victim["repairs"]

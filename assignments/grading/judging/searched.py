@@ -5,11 +5,13 @@ first goes wrong and its bound, and the learner's kernel writes all of that down
 so a grading process searches once for each: the next kernel with a known key still locates
 its own mistake, and skips the search.
 
-A key is a kernel's word, and a kernel runs a learner's code: a search is reused only once two
-different submissions' kernels sent the same key with the same answer, and only where it can
-be checked: each remembered edit must turn the learner's own source, as their kernel sent it,
-into the candidate's. Otherwise the kernel searches after all. Each edit is then run on the
-hidden cases in the learner's own kernel, as a fresh search's would be (located.py).
+A key is a kernel's word, and a kernel runs a learner's code (two learners may collude): a
+search is reused only once two different submissions' kernels sent the same key with the same
+answer, only when it found a repair, and only where that can be checked: each remembered edit
+must turn the learner's own source, as their kernel sent it, into the candidate's, and it is
+then run on the learner's hidden cases in their own kernel, as a fresh search's would be
+(located.py). A search that found nothing cannot be checked, so it is always run again: no
+one can withhold another learner's repair. Otherwise the kernel searches after all.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ class RememberedSearches:
         """How many searches ran in kernels, and how many were remembered instead (for measures)."""
 
     def known(self, aid: str, name: str) -> list[str]:
-        """The keys whose search can be reused: one answer, from two submissions or more."""
+        """The keys whose search can be reused: one answer with a repair, from two submissions or more."""
         return sorted(key for (a, n, key), answers in self._answers.items()
                       if a == aid and n == name and _agreed(answers) is not None)
 
@@ -67,10 +69,11 @@ class RememberedSearches:
 
 
 def _agreed(answers: dict[str, tuple[dict[str, Any], set[str]]]) -> dict[str, Any] | None:
+    """The one answer two submissions or more sent, if it found a repair (one that can be checked)."""
     if len(answers) != 1:
         return None
     entry, who = next(iter(answers.values()))
-    return entry if len(who) >= 2 else None
+    return entry if len(who) >= 2 and entry["repairs"] else None
 
 
 def _relative(reply: Any) -> dict[str, Any] | None:
