@@ -35,7 +35,8 @@ def test_the_key_is_the_functions_and_what_it_reads_not_its_place_in_the_cell():
     assert repair.search_key(JOB["spec"], other_softmax[NAME], None, 800) != key
 
 
-@pytest.mark.parametrize("line", ["    rng = np.random.rand(1)\n", "    import time\n    t = time.time()\n"])
+@pytest.mark.parametrize("line", ["    rng = np.random.rand(1)\n", "    import time\n    t = time.time()\n",
+                                  "    from datetime import datetime\n    t = datetime.now()\n"])
 def test_a_function_that_reads_chance_or_the_clock_has_no_key(line):
     body = SLIP.replace("    Wax = ", line + "    Wax = ", 1)
     assert repair.search_key(JOB["spec"], fn(body, "rng"), None, 800) is None

@@ -69,6 +69,7 @@ def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=()):
 
 
 UNREPEATABLE = frozenset(("random", "default_rng", "time", "perf_counter", "process_time", "monotonic", "urandom",
+                          "now", "today", "utcnow", "uuid1", "uuid4", "token_bytes", "randbits",
                           "open", "input", "environ", "getpid", "id", "hash", "globals", "vars", "locals", "exec",
                           "eval", "getattr", "setattr", "__import__", "import_module", "stack", "currentframe"))
 """Names whose reading makes a function's behaviour depend on more than its code and the values
