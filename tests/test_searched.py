@@ -50,12 +50,13 @@ def test_a_search_two_submissions_agreed_on_is_the_search_a_third_would_run():
     searches.keep("rnn", NAME, first, "ada")
     assert searches.known("rnn", NAME) == []            # one submission's word is not enough
     searches.keep("rnn", NAME, examine(ben), "ben")
-    assert searches.known("rnn", NAME) == [first["key"]]
+    assert searches.known("rnn", NAME) == [first["key"]] and (searches.searched, searches.reused) == (2, 0)
     skipped = examine(cat, known=searches.known("rnn", NAME))
     assert skipped["remembered"] and skipped["tried"] == 0 and skipped["repairs"] == []
     recalled = searches.recall("rnn", NAME, skipped)
     fresh = examine(cat)
     assert recalled == {k: fresh[k] for k in ("found", "repairs", "tried", "cut")}
+    assert (searches.searched, searches.reused) == (2, 1)
     assert recalled["repairs"][0]["line"] == first["repairs"][0]["line"] + 4
 
 

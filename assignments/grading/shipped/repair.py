@@ -55,7 +55,7 @@ def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=()):
             "source": None}
     try:
         said["source"] = textwrap.dedent(inspect.getsource(fn))
-        said["key"] = search_key(spec, fn, found, tries)
+        said["key"] = search_key(spec, fn, found, tries, said["source"])
     except Exception:
         pass
     if said["key"] is not None and said["key"] in known:
@@ -80,17 +80,18 @@ class _Unkeyable(Exception):
     pass
 
 
-def search_key(spec, fn, found, tries):
+def search_key(spec, fn, found, tries, source=None):
     """A digest of everything the repair search reads besides the assignment's cases: the
     function's source, what each global name its code reads (and the assignment's activations)
     holds, the location it starts from and its bound. Two kernels with the same key run the same
     search to the same end. None when the function reads a name of UNREPEATABLE or holds a value
-    that cannot be written down whole (an object of its own class)."""
+    that cannot be written down whole (an object of its own class). ``source``: the function's
+    dedented text, when the caller has read it."""
     import hashlib
     import json as _json
     where = {k: v for k, v in found.items() if k != "line"} if isinstance(found, dict) else found   # line: in the cell
     parts = [spec["name"], str(tries), _json.dumps(where, sort_keys=True, default=str),
-             textwrap.dedent(inspect.getsource(fn))]
+             source if source is not None else textwrap.dedent(inspect.getsource(fn))]
     try:
         parts.append(_held(fn, set(spec.get("activations", ())), 0, set()))
     except (_Unkeyable, RecursionError):
