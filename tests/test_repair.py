@@ -218,3 +218,78 @@ def test_a_cases_inputs_are_copied_as_deepcopy_copies_them():
     assert mine[0] is mine[1]["W"] is mine[2][0] and mine[0] is not shared
     assert type(mine[2]) is tuple and mine[2][1] == theirs[2][1]
     assert all(np.array_equal(a, b) for a, b in zip((mine[0], mine[1]["b"]), (theirs[0], theirs[1]["b"])))
+
+
+QUICK_CHECKED = ["learners/lstm_cell_backward/expanded_terms_dot.py", "slips/lstm_cell_backward/dc_at_wrong_point.py",
+                 "slips/gru_backward/grads_averaged.py", "learners/lstm_forward/returns_a_c_y.py",
+                 "learners/lstm_backward/caches_not_indexed.py"]
+
+
+@pytest.mark.parametrize("fixture", QUICK_CHECKED)
+def test_a_candidate_refused_at_once_is_one_the_whole_run_refuses(fixture):
+    """The quick check runs a candidate's edited statement alone, on the locals its line first
+    saw: it may only refuse candidates that running the whole function would refuse. Repairs
+    found late, and a search run to its bound, come out the same with it and without it."""
+    from assignments.grading.contract.trace import examined
+    from assignments.grading.shipped import repair
+    from assignments.gru_step_by_step import ASSIGNMENT as G
+    name = fixture.split("/")[1]
+    assignment = A if name in A.by_name else G
+    with open(os.path.join(REPO, "tests", "fixtures", fixture), encoding="utf-8") as f:
+        fn = cell_namespace(assignment, f.read(), "quick " + fixture)[name]
+    job = json.loads(json.dumps(examined(assignment, name)))
+    refused, stock = [], repair._fails_at_once
+
+    def counted(*args):
+        refused.append(stock(*args))
+        return refused[-1]
+
+    whole, quick = {}, {}
+    slow = repair.mend(job["spec"], job["public"], fn, tries=800, spent=whole, repeatable=False)
+    assert not refused
+    repair._fails_at_once = counted
+    try:
+        fast = repair.mend(job["spec"], job["public"], fn, tries=800, spent=quick, repeatable=True)
+    finally:
+        repair._fails_at_once = stock
+    assert fast == slow and quick == whole
+    assert sum(refused) > whole["tried"] / 5   # and it did refuse: a fifth of the candidates at least
+
+
+def test_a_statement_is_replayed_alone_only_where_its_line_is_its_own():
+    import ast
+
+    from assignments.grading.shipped import repair
+    fdef = ast.parse("def f(x):\n    a = x + 1; b = a * 2\n    for t in range(3): c = t\n"
+                     "    for s in range(2):\n        d = (a +\n             s); e = d\n    return e\n").body[0]
+    alone = {ast.unparse(s) for s in repair._statements(fdef) if id(s) in repair._first_run_alone(fdef)}
+    # not a, b, the first loop or c (two to a line), nor e (its line is where d ends)
+    assert alone == {"for s in range(2):\n    d = a + s\n    e = d", "d = a + s", "return e"}
+    for guarded in ("    try:\n        y = x.T\n    except ValueError:\n        y = x\n",
+                    "    with contextlib.suppress(ValueError):\n        y = x.T\n",
+                    "    y = f(x - 1) if x else x\n"):
+        fdef = ast.parse("def f(x):\n" + guarded + "    return y\n").body[0]
+        assert repair._first_run_alone(fdef) == set()
+
+
+def test_a_statement_replayed_alone_leaves_the_saved_locals_as_they_were():
+    import ast
+
+    import numpy as np
+
+    from assignments.grading.shipped import repair
+
+    def fn(xs, a):
+        a[0] = xs.pop()
+        return a
+
+    saved = {"xs": [1.0, 2.0], "a": np.zeros(2)}
+    stmt = ast.parse("a[0] = xs.pop()").body[0]
+    assert not repair._fails_at_once(stmt, "a[0] = xs.pop()", fn, saved)
+    assert not repair._fails_at_once(stmt, "a[0] = xs.pop()", fn, saved)
+    assert saved["xs"] == [1.0, 2.0] and not saved["a"].any()
+    wrong = ast.parse("a[0] = xs.pop() @ a").body[0]
+    assert repair._fails_at_once(wrong, "a[0] = xs.pop() @ a", fn, saved)   # a float @ an array
+    back = ast.parse("return a @ a.T").body[0]
+    assert not repair._fails_at_once(back, "return a @ a.T", fn, saved)
+    assert repair._fails_at_once(ast.parse("return a @ xs[0]").body[0], "return a @ xs[0]", fn, saved)

@@ -247,6 +247,9 @@ def _compare(got, exp, at, schema, show_values, out, hints=True):
                 hint = tr(": keep the column shape, e.g. np.sum(..., axis=1, keepdims=True)")
             out.append(tr("{path} has shape {shape}; expected {expected}{hint}", path=path, shape=got.shape,
                           expected=exp.shape, hint=hint))
+        elif isinstance(out, _FirstDifference):   # whether, not what: _describe_values's first test
+            if not _isclose(got.astype(float), exp).all():
+                out.append(None)
         else:
             text = _describe_values(at, got.astype(float), exp, show_values, hints, got.dtype)
             if text:

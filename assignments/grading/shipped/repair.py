@@ -62,7 +62,7 @@ def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=()):
         return {**said, "repairs": [], "tried": 0, "cut": False, "remembered": True}
     repairs, spent = [], {}
     try:
-        repairs = mend(spec, public, fn, found, tries=tries, spent=spent)
+        repairs = mend(spec, public, fn, found, tries=tries, spent=spent, repeatable=said["key"] is not None)
     except Exception:
         repairs = []
     return {**said, "repairs": repairs, "tried": spent.get("tried", 0), "cut": spent.get("cut", False)}
@@ -200,10 +200,12 @@ class Context:
         return [n for n in self.scalars if n != name]
 
 
-def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None):
+def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None, repeatable=False):
     """Single-statement edits of ``fn`` that pass every public case, the located line's first.
     ``spent`` (a dict), when given, is told how many candidates ran ("tried") and whether the
-    search stopped at its bound of ``tries`` or ``seconds`` ("cut")."""
+    search stopped at its bound of ``tries`` or ``seconds`` ("cut"). ``repeatable``: ``fn``
+    does the same on the same inputs every time (it has a ``search_key``), so a candidate whose
+    edited statement raises on its first run alone is known to fail without running it whole."""
     spent = {} if spent is None else spent
     spent.update(tried=0, cut=False)
     source = textwrap.dedent(inspect.getsource(fn))
@@ -212,7 +214,8 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
     helpers = list(NUMPY_ACTIVATIONS) + [h for h in spec.get("activations", ()) if h in getattr(fn, "__globals__", {})]
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
-    shapes = _shapes(fn, cases[0][0])
+    shapes, first_seen = _watched(fn, cases[0][0])
+    alone = _first_run_alone(fdef) if repeatable else set()
     context = Context(_names(fdef), shapes, helpers)
     statements = _in_order(_statements(fdef), found, spec)
     located = [s for s in statements if found and s.lineno == found.get("lineno")]
@@ -237,6 +240,9 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
             count += 1
             spent["tried"] = count
             candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
+            saved = first_seen.get(first) if id(stmt) in alone else None
+            if saved is not None and _fails_at_once(edited, after, fn, saved):
+                continue
             if _passes(spec, candidate, fn, cases):
                 kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
                              "after": after.strip(), "source": candidate})
@@ -309,23 +315,32 @@ def _targets(stmt):
     return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
 
 
-def _shapes(fn, inputs):
-    """{expression text: shape} of the arrays the function holds in its names (and its dicts'
-    items) as it runs on ``inputs``: what a name may be swapped for, or a term added."""
+def _watched(fn, inputs):
+    """One run of ``fn`` on ``inputs``, watched: {expression text: shape} of the arrays it holds
+    in its names (and its dicts' items), what a name may be swapped for or a term added; and
+    {line of its source: a copy of its locals as the line was first reached (None when they do
+    not copy)}, where a candidate's edited statement is first run (``_fails_at_once``)."""
     import sys
-    shapes = {}
+    shapes, before = {}, {}
     code = fn.__code__
 
     def tracer(frame, event, arg):
         if frame.f_code is not code:
             return None
-        for name, value in frame.f_locals.items():
+        values = frame.f_locals
+        for name, value in values.items():
             if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim >= 2:
                 shapes.setdefault(name, value.shape)
             elif isinstance(value, dict) and len(value) < 30:
                 for key, item in value.items():
                     if isinstance(key, str) and isinstance(item, np.ndarray) and item.ndim >= 2:
                         shapes.setdefault(f"{name}[{key!r}]", item.shape)
+        line = frame.f_lineno - code.co_firstlineno + 1
+        if event == "line" and line not in before:
+            try:
+                before[line] = fresh_copy(dict(values), {})
+            except Exception:   # a generator, a module, an open file...: no quick check there
+                before[line] = None
         return tracer
 
     old = sys.gettrace()
@@ -338,7 +353,60 @@ def _shapes(fn, inputs):
         pass
     finally:
         sys.settrace(old)
-    return shapes
+    return shapes, before
+
+
+def _first_run_alone(fdef):
+    """The statements of ``fdef`` whose first run can be replayed alone from the locals the
+    tracer saw at their line (``_watched``): none of a function that catches exceptions,
+    suppresses them in a ``with``, yields or calls itself, and no statement that shares its
+    first line with another statement (the line's first event would come before it). The
+    caller makes sure the function reads no chance or clock (``search_key``)."""
+    nodes = list(ast.walk(fdef))
+    if any(isinstance(n, (ast.Try, ast.With, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal))
+           for n in nodes) or (getattr(ast, "TryStar", None) and any(isinstance(n, ast.TryStar) for n in nodes)):
+        return set()
+    if any(isinstance(n, ast.Name) and n.id == fdef.name for n in nodes):
+        return set()
+    statements = [n for n in nodes if isinstance(n, ast.stmt) and n is not fdef]
+    alone = set()
+    for stmt in _statements(fdef):
+        inside = {id(d) for d in ast.walk(stmt)}
+        shared = any(other is not stmt and (other.lineno == stmt.lineno or (
+            id(other) not in inside and other.lineno < stmt.lineno <= other.end_lineno
+            and not any(c is stmt for c in ast.walk(other)))) for other in statements)
+        if not shared:
+            alone.add(id(stmt))
+    return alone
+
+
+def _fails_at_once(edited, after, fn, saved):
+    """Whether the edited statement (``after``: its text) raises when run alone on ``saved``,
+    the locals its line first saw: then the candidate raises there too, on the same first case,
+    and ``_passes`` would say no after compiling and running the whole function (two thirds of
+    all candidates fail so, most at once: a shape that does not fit). False whenever this
+    cannot be told (a statement that only runs in a function). The locals it names are copied
+    first, so that the next candidate finds them as they were."""
+    if isinstance(edited, ast.For):
+        text, mode = f"iter({ast.unparse(edited.iter)})", "eval"
+    elif isinstance(edited, ast.Return):
+        text, mode = after.strip()[len("return"):].strip(), "eval"
+    else:
+        text, mode = after.strip(), "exec"
+    try:
+        code = compile(text, "<repair>", mode)
+    except SyntaxError:   # break, continue, await...
+        return False
+    space = dict(getattr(fn, "__globals__", {}))
+    memo: dict = {}
+    space.update((n, fresh_copy(saved[n], memo)) for n in _code_names(code) if n in saved)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                np.errstate(all="ignore"):
+            eval(code, space)
+    except Exception:
+        return True
+    return False
 
 
 def _terms(stmt, shapes):
