@@ -149,14 +149,14 @@ def test_the_bound_of_a_submission_is_what_its_functions_left():
     sent = []
     said = iter([[{"tried": 1200}], [{"tried": 500}], [{"tried": "lots"}], [{"tried": 3}], [{"tried": 0}]])
     from assignments.grading.judging.searched import RememberedSearches
-    grader = SimpleNamespace(nb=object(), _deadline=float("inf"), _judge=SimpleNamespace(searches=RememberedSearches()),
+    grader = SimpleNamespace(nb=nbformat.v4.new_notebook(), _deadline=float("inf"), _judge=SimpleNamespace(searches=RememberedSearches()),
                              _assignment=A, resources={"metadata": {"path": "sam"}},
                              _ask=lambda job, name, doing: (sent.append(job["tries"]) or next(said), None))
     repair = SimpleNamespace(tries=1200, submission_tries=2000, remember=True)   # not the defaults: the arithmetic
     for name in ("a", "b", "c", "d"):
         examined_in_kernel(grader, repair, name, {"op": "examine"})
     assert sent == [1200, 800, 300, 0]
-    grader.nb = object()   # the next submission starts with its whole bound
+    grader.nb = nbformat.v4.new_notebook()   # the next submission starts with its whole bound
     examined_in_kernel(grader, repair, "a", {"op": "examine"})
     assert sent[-1] == 1200
 
@@ -293,3 +293,50 @@ def test_a_statement_replayed_alone_leaves_the_saved_locals_as_they_were():
     back = ast.parse("return a @ a.T").body[0]
     assert not repair._fails_at_once(back, "return a @ a.T", fn, saved)
     assert repair._fails_at_once(ast.parse("return a @ xs[0]").body[0], "return a @ xs[0]", fn, saved)
+
+
+def test_a_function_that_calls_a_wrong_one_has_its_located_line_searched_only():
+    """A loop's candidates run the learner's own cell function in the kernel, and the hidden
+    cases run the reference's: with the cell wrong, a candidate passes both only if the wrong
+    part goes unused, and such a repair is at the located line. So only that line is edited:
+    a repair there is still found, and a search that finds nothing there ends uncut, where the
+    whole search runs to its bound. A function that does not read the wrong one is searched
+    as before."""
+    from assignments.grading.contract.trace import examined
+    from assignments.grading.shipped import repair
+    job = json.loads(json.dumps(examined(A, "lstm_backward")))
+    for fixture, mendable in (("slips/lstm_backward/hidden_gradient_as_cell.py", True),
+                              ("learners/lstm_backward/total_added_to_itself.py", False)):
+        with open(os.path.join(REPO, "tests", "fixtures", fixture), encoding="utf-8") as f:
+            loop = namespace(f.read(), fixture)["lstm_backward"]
+        narrow = repair.examine(job["spec"], job["trace"], job["public"], loop, wrong=["lstm_cell_backward"])
+        whole = repair.examine(job["spec"], job["trace"], job["public"], loop, wrong=["rnn_cell_backward"])
+        assert narrow["found"] == whole["found"] and narrow["found"]["lineno"]
+        assert bool(whole["repairs"]) == mendable and narrow["repairs"] == whole["repairs"]
+        if mendable:
+            assert narrow["tried"] == whole["tried"] and not whole["cut"]
+        else:
+            assert whole["cut"] and whole["tried"] == repair.REPAIR_TRIES
+            assert not narrow["cut"] and 0 < narrow["tried"] < repair.REPAIR_TRIES / 2
+
+
+@pytest.mark.sandbox
+def test_a_loop_whose_cell_is_wrong_is_searched_at_its_located_line_only(tmp_path):
+    """Graded whole: the wrong cell function is repaired; the loop that calls it, wrong too,
+    has its located line searched only. Searched whole, it would run to its bound (800
+    candidates) for nothing, and be flagged ``repair_cut``."""
+    from assignments.grading.run import pipeline
+    in_dir = submitted(tmp_path, lstm_cell_backward_source())
+    notebook = os.path.join(in_dir, "submitted", "sam", A.id, A.notebook + ".ipynb")
+    with open(os.path.join(REPO, "samples", "answers", A.id, "ada.py"), encoding="utf-8") as f:
+        answers = answer_cells(f.read())
+    with open(os.path.join(REPO, "tests", "fixtures", "slips", "lstm_backward", "hidden_gradient_as_cell.py"),
+              encoding="utf-8") as f:
+        answers.update(lstm_cell_backward=lstm_cell_backward_source(), lstm_backward=f.read())
+    nbformat.write(fill(os.path.join(REPO, "release", A.id, A.notebook + ".ipynb"), answers), notebook)
+    entry = pipeline.grade(A, in_dir, str(tmp_path / "out"))["submissions"][0]
+    by_id = {e["id"]: e for e in entry["exercises"]}
+    assert by_id["lstm_cell_backward"]["repair"]["after"] == RIGHT.strip()
+    loop = by_id["lstm_backward"]
+    assert loop["score"] < A.by_name["lstm_backward"].points and not loop.get("repair")
+    assert entry["flags"] == []

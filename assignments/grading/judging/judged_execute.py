@@ -360,15 +360,25 @@ def started_kernel(grader):
         yield
 
 
+def judged_wrong(grader):
+    """The functions of the notebook being graded that were judged wrong so far (their test
+    cells' verdicts, as ``_judge_cell`` keeps them)."""
+    judged = [c.metadata.get("judge") for c in grader.nb.cells if c.cell_type == "code"]
+    return {j.get("id") for j in judged if isinstance(j, dict) and j.get("passed") is False}
+
+
 def examined_in_kernel(grader, repair, name, job):
     """One "examine" job in the learner's kernel (repair.py), its candidates bounded by what is
     left of the submission's (``Repair.submission_tries``); [] when it did not answer in time.
-    A search that the class's kernels already ran is not run again (searched.py)."""
+    A search that the class's kernels already ran is not run again (searched.py). A function
+    that calls one of the learner's functions judged wrong has only its located line searched
+    (repair.examine's ``wrong``)."""
     if getattr(grader, "_tries_for", None) is not grader.nb:   # the notebook's first examine job
         grader._tries_left, grader._tries_for = repair.submission_tries, grader.nb
     searches, aid = grader._judge.searches, grader._assignment.id
     job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)),
-               known=searches.known(aid, name) if repair.remember else [])
+               known=searches.known(aid, name) if repair.remember else [],
+               wrong=sorted(judged_wrong(grader) & set(getattr(grader._assignment.by_name.get(name), "callees", ()))))
     replies, fault = _examine(grader, job, name)
     if replies and replies[0].get("remembered") is True:
         recalled = searches.recall(aid, name, replies[0])

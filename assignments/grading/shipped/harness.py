@@ -234,7 +234,8 @@ def answers(job):
                 tries = job.get("tries")
                 tries = tries if type(tries) is int and tries >= 0 else REPAIR_TRIES
                 known = [k for k in job.get("known", ()) if isinstance(k, str)] if isinstance(job.get("known"), list) else []
-                yield {**examine(job["spec"], job["trace"], job["public"], fn, tries, known), "case": 0}
+                wrong = [w for w in job.get("wrong", ()) if isinstance(w, str)] if isinstance(job.get("wrong"), list) else []
+                yield {**examine(job["spec"], job["trace"], job["public"], fn, tries, known, wrong), "case": 0}
         heal()
         return
     stashed = _stash.get(job["key"]) if job.get("key") else None   # parsed by the zygote, or sent as text

@@ -38,14 +38,18 @@ REPAIRS_FOUND = 8        # candidates passing the public cases compared, at most
 NUMPY_ACTIVATIONS = ("np.tanh",)   # the assignment's own (the notebook's helpers) come with the job
 
 
-def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=()):
+def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=(), wrong=()):
     """What the grader asks of a wrong function: {"found": locate_in's finding or None,
     "repairs": [{"line" (in the learner's cell), "before", "after", "source"}]} (the
     function's source with one statement edited, passing every public case), the first found first;
     "tried": the candidates run (at most ``tries``), "cut": whether the search stopped at its bound;
     "key": a digest of all the search reads (``search_key``; None when it cannot be written down),
     "first": the function's first line in its cell, "source": its text. When "key" is one of
-    ``known`` (searches the grader remembers), the search is not run: "remembered" is True."""
+    ``known`` (searches the grader remembers), the search is not run: "remembered" is True.
+    ``wrong``: the notebook's functions judged wrong. A function that reads one of them (a loop
+    and its cell) has only its located statement edited: its candidates run the learner's wrong
+    function, the grader's hidden cases the reference's, and a candidate can pass both only if
+    the wrong part goes unused; such repairs are found at the located line."""
     found = None
     try:
         found = locate_in(spec, trace, public[0], fn)
@@ -62,7 +66,9 @@ def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=()):
         return {**said, "repairs": [], "tried": 0, "cut": False, "remembered": True}
     repairs, spent = [], {}
     try:
-        repairs = mend(spec, public, fn, found, tries=tries, spent=spent, repeatable=said["key"] is not None)
+        calls_wrong = bool(set(wrong) & _code_names(fn.__code__))
+        repairs = mend(spec, public, fn, found, tries=tries, spent=spent, repeatable=said["key"] is not None,
+                       located_only=calls_wrong)
     except Exception:
         repairs = []
     return {**said, "repairs": repairs, "tried": spent.get("tried", 0), "cut": spent.get("cut", False)}
@@ -200,12 +206,14 @@ class Context:
         return [n for n in self.scalars if n != name]
 
 
-def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None, repeatable=False):
+def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None, repeatable=False,
+         located_only=False):
     """Single-statement edits of ``fn`` that pass every public case, the located line's first.
     ``spent`` (a dict), when given, is told how many candidates ran ("tried") and whether the
     search stopped at its bound of ``tries`` or ``seconds`` ("cut"). ``repeatable``: ``fn``
     does the same on the same inputs every time (it has a ``search_key``), so a candidate whose
-    edited statement raises on its first run alone is known to fail without running it whole."""
+    edited statement raises on its first run alone is known to fail without running it whole.
+    ``located_only``: edit the located statement only (none when nothing was located)."""
     spent = {} if spent is None else spent
     spent.update(tried=0, cut=False)
     source = textwrap.dedent(inspect.getsource(fn))
@@ -221,8 +229,8 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     located = [s for s in statements if found and s.lineno == found.get("lineno")]
     # the located statement with every edit; then every statement with the small edits; then
     # every statement with a term or a factor added
-    rounds = [(s, _terms(s, shapes)) for s in located] + [(s, ((), ())) for s in statements] + \
-        [(s, _terms(s, shapes)) for s in statements]
+    rounds = [(s, _terms(s, shapes)) for s in located] + ([] if located_only else [(s, ((), ())) for s in statements] +
+                                                          [(s, _terms(s, shapes)) for s in statements])
     deadline = Deadline(seconds)
     kept, seen, count = [], set(), 0
     for stmt, terms in rounds:
