@@ -241,9 +241,9 @@ def test_a_place_in_the_caches_is_named_once(release_checks_module, notebook_nam
 
 @pytest.mark.parametrize("name", [e.name for e in EXERCISES])
 def test_the_wordless_comparison_names_the_same_wrong_outputs(release_checks_module, name):
-    """``compare(..., words=False)``, the repair search's, stops at each output's first
-    difference without its words: the wrong outputs it names are compare's own, for every
-    kind of difference an output can have."""
+    """``compare(..., words=False)`` stops at each output's first difference without its words:
+    the wrong outputs it names are compare's own, for every kind of difference an output can
+    have. ``differs``, the repair search's and the catalog's, says whether there is one."""
     import copy
     import json
 
@@ -283,7 +283,9 @@ def test_the_wordless_comparison_names_the_same_wrong_outputs(release_checks_mod
             if got is None:
                 continue
             tried += 1
-            assert m.compare(spec, got, expected, words=False) == ([], m.compare(spec, got, expected)[1])
-    assert tried
+            wrong = m.compare(spec, got, expected)[1]
+            assert m.compare(spec, got, expected, words=False) == ([], wrong) and m.differs(spec, got, expected) == bool(wrong)
+    assert tried and not m.differs(spec, right, expected)
     for got in (None, 3.0, right if spec["returns_dict"] else right[:-1], {}):
-        assert m.compare(spec, got, expected, words=False)[1] == m.compare(spec, got, expected)[1]
+        wrong = m.compare(spec, got, expected)[1]
+        assert m.compare(spec, got, expected, words=False)[1] == wrong and m.differs(spec, got, expected) == bool(wrong)

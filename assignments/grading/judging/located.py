@@ -68,7 +68,7 @@ def passes_hidden_cases(judge: Judge, ex: Exercise, call: Call, source: str) -> 
     results = list(call(ex.name, [c[1] for c in cases], ex.callees, candidate=source))  # type: ignore[call-arg]
     spec = judge.a.spec(ex.name)
     return len(results) == len(cases) and all(
-        status == "ok" and not judge.a.checks.compare(spec, value, judge.expected(ex.name, i), words=False)[1]
+        status == "ok" and not judge.a.checks.differs(spec, value, judge.expected(ex.name, i))
         for i, (status, value, _) in enumerate(results))
 
 

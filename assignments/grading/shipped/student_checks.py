@@ -333,6 +333,22 @@ def _same(got, exp):
     return True
 
 
+def differs(spec, got, expected):
+    """Whether one call's outputs differ from ``expected`` anywhere: what
+    ``bool(compare(spec, got, expected, words=False)[1])`` says, stopping at the first output
+    that differs (a repair's candidates and the catalog's mutants ask only this)."""
+    names = list(spec["outputs"])
+    if spec["returns_dict"]:
+        if not isinstance(got, dict):
+            return True
+        pairs, exp = ((n, got.get(n, _MISSING)) for n in names), expected
+    else:
+        if not isinstance(got, (tuple, list)) or len(got) != len(names):
+            return True
+        pairs, exp = zip(names, got), dict(zip(names, expected))
+    return any(value is _MISSING or not _same(value, exp[name]) for name, value in pairs)
+
+
 def compare(spec, got, expected, show_values=True, hints=True, words=True):
     """Compare one call's outputs. Returns (problems in words, names of wrong outputs).
     ``hints``: with guesses at a cause (left out when a catalogued mistake is named).
@@ -790,7 +806,7 @@ def _failing_callee(spec, namespace):
         if fn is None:
             return callee
         try:
-            if any(compare(data["functions"][callee], fn(*decode(c["inputs"])), decode(c["expected"]), words=False)[1]
+            if any(differs(data["functions"][callee], fn(*decode(c["inputs"])), decode(c["expected"]))
                    for c in data["cases"][callee]):
                 return callee
         except Exception:
