@@ -289,3 +289,23 @@ def test_the_wordless_comparison_names_the_same_wrong_outputs(release_checks_mod
     for got in (None, 3.0, right if spec["returns_dict"] else right[:-1], {}):
         wrong = m.compare(spec, got, expected)[1]
         assert m.compare(spec, got, expected, words=False)[1] == wrong and m.differs(spec, got, expected) == bool(wrong)
+
+
+def test_the_loops_closeness_is_numpys_allclose(release_checks_module):
+    """The loop's protocol compares each recorded call with its neighbours' with ``_close``,
+    a few array operations in place of np.allclose's dozen: the same answer on floats near the
+    tolerance, NaN and infinities, integers and booleans."""
+    m = release_checks_module
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((4, 5))
+    tol = m.ATOL + m.RTOL * np.abs(base)
+    others = [base, base + 0.5 * tol, base + 2 * tol, base * (1 + 1e-9), -base, base.astype(np.float32),
+              np.where(base > 1, np.nan, base), np.where(base > 1, np.inf, base), np.zeros((4, 5)),
+              np.round(base * 3).astype(int), base > 0]
+    tried = 0
+    for a in others:
+        for b in others:
+            tried += 1
+            assert m._close(a, b) == bool(np.allclose(a, b, rtol=m.RTOL, atol=m.ATOL)), (a, b)
+    assert tried == len(others) ** 2 and m._close(base, base) and not m._close(base, base + 2 * tol)
+    assert not m._close(base, base.T) and not m._close(base, list(base))

@@ -263,6 +263,19 @@ def _explains(judge, name, pick, outcomes):
     return bool(o.wrong - still_wrong)
 
 
+def _changed(judge: Judge, name: str, index: int, picks: tuple[Pick, ...]) -> set[str]:
+    """The outputs a mutant changes on a hidden case: the same for every submission, so a
+    single mistake's are kept for the class, as its outputs are (Judge.expected)."""
+    key = (name, index, picks)
+    if key in judge._changed:
+        return judge._changed[key]
+    changed = judge.a.checks.compare(judge.a.spec(name), judge.expected(name, index, picks),
+                                     judge.expected(name, index), words=False)[1]
+    if len(picks) < 2:   # pairs' are not kept, as their outputs are not
+        judge._changed[key] = changed
+    return changed
+
+
 class Judge:
     def __init__(self, assignment: Assignment, lang: str = "en") -> None:
         self.a = assignment
@@ -271,6 +284,7 @@ class Judge:
         self._cases: dict[str, list[HiddenCase]] = {}
         self._expected: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._pairs: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
+        self._changed: dict[tuple[str, int, tuple[Pick, ...]], set[str]] = {}
         self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
         self.budget = StepBudget(DIAGNOSIS_BUDGET)
         """The steps that naming one function's mistakes may take."""
@@ -438,7 +452,7 @@ class Judge:
             mutant = self.expected(name, i, picks)
             if mutant is None:
                 return set()
-            changed = self.a.checks.compare(spec, mutant, self.expected(name, i), words=False)[1]
+            changed = _changed(self, name, i, picks)
             if not changed <= wrong:
                 return set()
             differs = self.a.checks.compare(spec, o.got, mutant, words=False)[1]
