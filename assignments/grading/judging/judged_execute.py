@@ -361,10 +361,11 @@ def started_kernel(grader):
 
 
 def judged_wrong(grader):
-    """The functions of the notebook being graded that were judged wrong so far (their test
-    cells' verdicts, as ``_judge_cell`` keeps them)."""
-    judged = [c.metadata.get("judge") for c in grader.nb.cells if c.cell_type == "code"]
-    return {j.get("id") for j in judged if isinstance(j, dict) and j.get("passed") is False}
+    """The functions of the notebook being graded that were judged wrong so far: their test
+    cells' verdicts, as ``_judge_cell`` keeps them (as pipeline.verdicts reads them)."""
+    judged = [(c.metadata.get("judge"), c.metadata.get("nbgrader", {}).get("grade_id")) for c in grader.nb.cells]
+    return {j["id"] for j, grade_id in judged if isinstance(j, dict) and isinstance(j.get("id"), str)
+            and grade_id == grader.test_prefix + j["id"] and j.get("passed") is False}
 
 
 def examined_in_kernel(grader, repair, name, job):
