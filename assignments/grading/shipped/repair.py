@@ -222,7 +222,7 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
     helpers = list(NUMPY_ACTIVATIONS) + [h for h in spec.get("activations", ()) if h in getattr(fn, "__globals__", {})]
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
-    shapes, first_seen = _watched(fn, cases[0][0])
+    shapes, first_seen = _watched(fn, cases[0][0], saving=repeatable)
     alone = _first_run_alone(fdef) if repeatable else set()
     context = Context(_names(fdef), shapes, helpers)
     statements = _in_order(_statements(fdef), found, spec)
@@ -323,11 +323,12 @@ def _targets(stmt):
     return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AugAssign) else []
 
 
-def _watched(fn, inputs):
+def _watched(fn, inputs, saving=True):
     """One run of ``fn`` on ``inputs``, watched: {expression text: shape} of the arrays it holds
-    in its names (and its dicts' items), what a name may be swapped for or a term added; and
-    {line of its source: a copy of its locals as the line was first reached (None when they do
-    not copy)}, where a candidate's edited statement is first run (``_fails_at_once``)."""
+    in its names (and its dicts' items), what a name may be swapped for or a term added; and,
+    when ``saving``, {line of its source: a copy of its locals as the line was first reached
+    (None when they do not copy)}, where a candidate's edited statement is first run
+    (``_fails_at_once``)."""
     import sys
     shapes, before = {}, {}
     code = fn.__code__
@@ -344,7 +345,7 @@ def _watched(fn, inputs):
                     if isinstance(key, str) and isinstance(item, np.ndarray) and item.ndim >= 2:
                         shapes.setdefault(f"{name}[{key!r}]", item.shape)
         line = frame.f_lineno - code.co_firstlineno + 1
-        if event == "line" and line not in before:
+        if saving and event == "line" and line not in before:
             try:
                 before[line] = fresh_copy(dict(values), {})
             except Exception:   # a generator, a module, an open file...: no quick check there
