@@ -353,9 +353,9 @@ def compare(spec, got, expected, show_values=True, hints=True, words=True):
     """Compare one call's outputs. Returns (problems in words, names of wrong outputs).
     ``hints``: with guesses at a cause (left out when a catalogued mistake is named).
     ``words=False``: each output compared only up to its first difference, and described in no
-    words (the catalog's search and the repair's compare thousands of outputs): the names are
-    compare's; the problems are empty unless the call returned the wrong kind or number of values, or a
-    dict without one of its keys."""
+    words (the catalog's search compares thousands of outputs): the names are compare's; the
+    problems are empty unless the call returned the wrong kind or number of values, or a dict
+    without one of its keys. ``differs`` says whether there is a wrong output at all."""
     names = list(spec["outputs"])
     if spec["returns_dict"]:
         if not isinstance(got, dict):

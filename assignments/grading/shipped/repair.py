@@ -12,7 +12,6 @@ Rule (shipped/): the standard library and numpy only; it leaves the grading proc
 """
 import ast
 import contextlib
-import copy
 import inspect
 import io
 import textwrap
@@ -68,7 +67,7 @@ def examine(spec, trace, public, fn, tries=REPAIR_TRIES, known=(), wrong=()):
     try:
         calls_wrong = bool(set(wrong) & _code_names(fn.__code__))
         repairs = mend(spec, public, fn, found, tries=tries, spent=spent, repeatable=said["key"] is not None,
-                       located_only=calls_wrong)
+                       located_only=calls_wrong, source=said["source"])
     except Exception:
         repairs = []
     return {**said, "repairs": repairs, "tried": spent.get("tried", 0), "cut": spent.get("cut", False)}
@@ -207,16 +206,17 @@ class Context:
 
 
 def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIES, spent=None, repeatable=False,
-         located_only=False):
+         located_only=False, source=None):
     """Single-statement edits of ``fn`` that pass every public case, the located line's first.
     ``spent`` (a dict), when given, is told how many candidates ran ("tried") and whether the
     search stopped at its bound of ``tries`` or ``seconds`` ("cut"). ``repeatable``: ``fn``
     does the same on the same inputs every time (it has a ``search_key``), so a candidate whose
     edited statement raises on its first run alone is known to fail without running it whole.
-    ``located_only``: edit the located statement only (none when nothing was located)."""
+    ``located_only``: edit the located statement only (none when nothing was located).
+    ``source``: the function's dedented text, when the caller has read it."""
     spent = {} if spent is None else spent
     spent.update(tried=0, cut=False)
-    source = textwrap.dedent(inspect.getsource(fn))
+    source = source if source is not None else textwrap.dedent(inspect.getsource(fn))
     lines = source.splitlines()
     tree = ast.parse(source)
     fdef = next(d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == fn.__name__)
@@ -357,7 +357,7 @@ def _watched(fn, inputs, saving=True):
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                 np.errstate(all="ignore"):
-            fn(*copy.deepcopy(inputs))
+            fn(*fresh_copy(inputs, {}))
     except Exception:
         pass
     finally:
