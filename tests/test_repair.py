@@ -295,6 +295,48 @@ def test_a_statement_replayed_alone_leaves_the_saved_locals_as_they_were():
     assert repair._fails_at_once(ast.parse("return a @ xs[0]").body[0], "return a @ xs[0]", fn, saved)
 
 
+def test_the_rest_of_a_function_is_replayed_after_a_statement_at_its_top_only():
+    """A statement at the top of the body runs once: the candidate's first case is that
+    statement on the locals its line saw, then the rest of the body. A loop's body, a rest with
+    a return of its own before the end, or a loop's header, is not replayed so."""
+    import ast
+
+    import numpy as np
+
+    from assignments.grading.shipped import repair
+    source = ("def f(x, w):\n    h = x @ w\n    for t in range(2):\n        h = h + t\n"
+              "    if h.sum() > 1e9:\n        return h\n    y = np.tanh(h)\n    return {'y': y.T}\n")
+    fdef = ast.parse(source).body[0]
+    alone = repair._first_run_alone(fdef)
+    rests = repair._rests(fdef, alone)
+    replayed = {ast.unparse(s) for s in repair._statements(fdef) if id(s) in rests}
+    # h = x @ w: its rest returns early inside the if; h = h + t is in a loop; the header is a loop's
+    assert replayed == {"y = np.tanh(h)", "return {'y': y.T}"}
+
+    spec = {"name": "f", "outputs": ["y"], "returns_dict": True}
+    x, w = np.arange(6.0).reshape(2, 3) / 10, np.ones((3, 2))
+    saved = {"x": x, "w": w, "h": x @ w + 1}
+    expected = {"y": np.tanh(saved["h"]).T}
+    stmt = fdef.body[3]
+    rest = rests[id(stmt)]
+    assert not repair._fails_at_once(stmt, "y = np.tanh(h)", f_of(source), saved, rest, spec, expected)
+    assert repair._fails_at_once(stmt, "y = np.tanh(2 * h)", f_of(source), saved, rest, spec, expected)   # differs
+    assert repair._fails_at_once(stmt, "y = np.tanh(h @ x)", f_of(source), saved, rest, spec, expected)   # raises
+    ret = fdef.body[4]
+    assert not repair._fails_at_once(ret, "return {'y': np.tanh(h).T}", f_of(source), saved, rests[id(ret)], spec,
+                                     expected)
+    assert repair._fails_at_once(ret, "return {'y': y}", f_of(source), dict(saved, y=expected["y"].T),
+                                 rests[id(ret)], spec, expected)
+    assert np.array_equal(saved["h"], x @ w + 1) and "y" not in saved   # the saved locals are left as they were
+
+
+def f_of(source):
+    import numpy as np
+    space = {"np": np}
+    exec(source, space)
+    return space["f"]
+
+
 def test_a_function_that_calls_a_wrong_one_has_its_located_line_searched_only():
     """A loop's candidates run the learner's own cell function in the kernel, and the hidden
     cases run the reference's: with the cell wrong, a candidate passes both only if the wrong

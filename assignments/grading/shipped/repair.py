@@ -224,6 +224,7 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
     cases = [(decode(c["inputs"]), decode(c["expected"])) for c in public]
     shapes, first_seen = _watched(fn, cases[0][0], saving=repeatable)
     alone = _first_run_alone(fdef) if repeatable else set()
+    rests = _rests(fdef, alone)
     context = Context(_names(fdef), shapes, helpers)
     statements = _in_order(_statements(fdef), found, spec)
     located = [s for s in statements if found and s.lineno == found.get("lineno")]
@@ -249,7 +250,7 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
             spent["tried"] = count
             candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
             saved = first_seen.get(first) if id(stmt) in alone else None
-            if saved is not None and _fails_at_once(edited, after, fn, saved):
+            if saved is not None and _fails_at_once(edited, after, fn, saved, rests.get(id(stmt)), spec, cases[0][1]):
                 continue
             if _passes(spec, candidate, fn, cases):
                 kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
@@ -389,17 +390,50 @@ def _first_run_alone(fdef):
     return alone
 
 
-def _fails_at_once(edited, after, fn, saved):
+def _rests(fdef, alone):
+    """{id(statement): the code of the statements after it} for the statements of ``alone`` at
+    the top of ``fdef``'s body (each runs once, when it runs) whose rest can run as a module's
+    code: no return but the last statement, which leaves its value in RESULT. What a candidate
+    edits there, run on the locals its line first saw and followed by this code, does what the
+    whole candidate does on the same first case, without compiling the whole function again."""
+    rests = {}
+    body = fdef.body
+    for i, stmt in enumerate(body):
+        if id(stmt) not in alone or isinstance(stmt, ast.For):
+            continue
+        rest = body[i + 1:]
+        last = rest[-1] if rest else None
+        if any(isinstance(n, ast.Return) and n is not last for s in rest for n in ast.walk(s)):
+            continue
+        if isinstance(last, ast.Return):
+            value = last.value if last.value is not None else ast.Constant(None)
+            rest = rest[:-1] + [ast.copy_location(ast.Assign([ast.Name(RESULT, ast.Store())], value), last)]
+        try:
+            rests[id(stmt)] = compile(ast.fix_missing_locations(ast.Module(rest, [])), "<repair>", "exec")
+        except (SyntaxError, ValueError, TypeError):
+            continue
+    return rests
+
+
+RESULT = "__repair_result__"
+"""The name a replayed rest of a function (``_rests``) leaves its return value in."""
+
+
+def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None):
     """Whether the edited statement (``after``: its text) raises when run alone on ``saved``,
     the locals its line first saw: then the candidate raises there too, on the same first case,
     and ``_passes`` would say no after compiling and running the whole function (two thirds of
-    all candidates fail so, most at once: a shape that does not fit). False whenever this
-    cannot be told (a statement that only runs in a function). The locals it names are copied
-    first, so that the next candidate finds them as they were."""
+    all candidates fail so, most at once: a shape that does not fit). With ``rest`` (``_rests``),
+    the rest of the function runs after it, and a first case that raises or whose outputs differ
+    from ``expected`` also says no. False whenever this cannot be told (a statement that only
+    runs in a function). The locals are copied first, so that the next candidate finds them as
+    they were."""
     if isinstance(edited, ast.For):
         text, mode = f"iter({ast.unparse(edited.iter)})", "eval"
     elif isinstance(edited, ast.Return):
         text, mode = after.strip()[len("return"):].strip(), "eval"
+        if rest is not None:
+            text, mode, rest = f"{RESULT} = ({text})", "exec", None
     else:
         text, mode = after.strip(), "exec"
     try:
@@ -408,14 +442,21 @@ def _fails_at_once(edited, after, fn, saved):
         return False
     space = dict(getattr(fn, "__globals__", {}))
     memo: dict = {}
-    space.update((n, fresh_copy(saved[n], memo)) for n in _code_names(code) if n in saved)
+    whole = mode == "exec" and text.startswith(RESULT) or rest is not None
+    named = saved if whole else {n: saved[n] for n in _code_names(code) if n in saved}
+    space.update((n, fresh_copy(v, memo)) for n, v in named.items())
+    space.pop(RESULT, None)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
                 np.errstate(all="ignore"):
             eval(code, space)
+            if not whole:
+                return False
+            if rest is not None:
+                eval(rest, space)
+            return bool(differs(spec, space.get(RESULT), expected))
     except Exception:
         return True
-    return False
 
 
 def _terms(stmt, shapes):
