@@ -130,3 +130,21 @@ def test_layout_without_submitted_folder_is_accepted(sample_class, tmp_path):
     results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / "out"))
     assert [s["student"] for s in results["submissions"]] == ["ben"]
     assert results["submissions"][0] == by_student(sample_class["results"])["ben"]
+
+
+def test_a_staged_notebook_reads_back_as_nbformat_writes_it():
+    """Staging writes compact JSON (the worker parses it; nbgrader writes the autograded
+    notebook with its own encoder): it reads back as nbformat's own text does, transient
+    metadata stripped the same way, with text nbformat splits into lines and non-ASCII kept."""
+    import copy
+
+    from assignments.grading.run import pipeline
+    path = os.path.join(REPO, "release", "rnn_step_by_step", "rnn_step_by_step.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["signature"] = "sha256:transient"
+    nb.cells[0].metadata["trusted"] = True
+    nb.cells[0].source += "\n第二行 é\n"
+    theirs = nbformat.reads(nbformat.v4.writes(copy.deepcopy(nb)), as_version=4)
+    text = pipeline.staged_text(copy.deepcopy(nb))
+    assert nbformat.reads(text, as_version=4) == theirs and text.endswith("}\n") and "第二行" in text
+    assert "signature" not in theirs.metadata and "trusted" not in theirs.cells[0].metadata

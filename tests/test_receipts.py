@@ -334,6 +334,20 @@ def test_code_read_ahead_is_taken_only_while_its_notebook_is_unchanged(fresh):
     assert {s: c for s, c in again.items() if s != "ben"} == {s: c for s, c in plain.items() if s != "ben"}
 
 
+def test_a_graded_notebooks_code_is_taken_as_it_is_stored_not_read_again(fresh, monkeypatch):
+    """The grading process takes each notebook's answers as it stores it (Cache.take): after
+    grading, the evidence reads none of the notebooks it graded, and writes the same files."""
+    from assignments.grading.run import evidence
+    subs, out = fresh
+    own = os.path.join(out, "results", A.id)
+    before = {k: v for k, v in evidence_outputs(own).items() if not k.startswith("report")}   # the report shows timings
+    read, stock = [], evidence.read_code
+    monkeypatch.setattr(evidence, "read_code", lambda path, *a, **k: read.append(path) or stock(path, *a, **k))
+    run = pipeline.grade_class(A, subs, out, workers=2, force=True)
+    assert sorted(run.graded) == sorted(CLASS) and read == []
+    assert {k: v for k, v in evidence_outputs(own).items() if not k.startswith("report")} == before
+
+
 def test_a_rerun_reads_no_autograded_notebook_whose_stat_held(fresh, monkeypatch, tmp_path):
     """The evidence cache remembers each autograded notebook's digest by its stat: the next
     run hashes none of them but one whose stat moved (rewritten, or only touched)."""

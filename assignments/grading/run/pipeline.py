@@ -24,6 +24,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import nbformat
+from nbformat.v4.rwbase import strip_transient
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
@@ -98,7 +99,7 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
     flags += [f"tampered:deleted:{g}" for g in inspect_submission.missing_answers(nb, release_nb)]
     os.makedirs(dest)
     with open(os.path.join(dest, expected), "w", encoding="utf-8") as f:   # validated as it was read
-        f.write(nbformat.v4.writes(inspect_submission.repair(nb, release_nb)) + "\n")
+        f.write(staged_text(inspect_submission.repair(nb, release_nb)))
     for name in os.listdir(src):
         path = os.path.join(src, name)
         if name.endswith(".ipynb") or not os.path.isfile(path) or os.path.islink(path):
@@ -106,6 +107,17 @@ def stage(assignment: Assignment, src: str, dest: str, release_nb: NotebookNode)
         if os.path.getsize(path) <= MAX_FILE_BYTES:
             shutil.copyfile(path, os.path.join(dest, name), follow_symlinks=False)
     return None, flags
+
+
+def staged_text(nb: NotebookNode) -> str:
+    """A staged notebook's JSON (``nb`` is staging's own): what nbformat writes, without its
+    indentation, which only the pure-Python encoder writes (most of staging's time). Only the
+    worker reads it; nbgrader writes the autograded notebook with its own."""
+    strip_transient(nb)
+    try:
+        return json.dumps(nb, sort_keys=True, ensure_ascii=False) + "\n"
+    except (TypeError, ValueError):   # what nbformat's own encoder takes (bytes)
+        return nbformat.v4.writes(nb) + "\n"
 
 
 @dataclasses.dataclass
@@ -175,7 +187,7 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
                 foreseen = evidence.foresee(assignment, config, release_nb, known_solutions, cache, kept,
                                             {j["student"]: j["files"].get(assignment.notebook + ".ipynb", b"") for j in jobs})
         bar = Progress(len(jobs), enabled=progress)
-        judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar)
+        judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache)
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
@@ -198,9 +210,10 @@ def warn_without_cgroups(sandbox):
               file=sys.stderr)
 
 
-def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar):
+def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache=None):
     """Grade the staged submissions and store each result as it comes back: {student: what
-    results.json takes from its autograded notebook} (see ``verdicts``)."""
+    results.json takes from its autograded notebook} (see ``verdicts``). ``cache``: the
+    evidence's, which takes each notebook's code as it is stored."""
     judged = {}
     placer = folders.Placer(os.path.join(work, "files"))
     for result in dispatch.run(course, jobs, parent=work):
@@ -208,7 +221,7 @@ def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar):
         rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
         if result["ok"]:
             try:
-                judged[rec["student"]] = store(config, assignment, work, result, placer)
+                judged[rec["student"]] = store(config, assignment, work, result, placer, cache)
             except Exception as exc:
                 rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
             else:
@@ -478,18 +491,22 @@ def read_files(folder: str) -> dict[str, bytes]:
 
 
 def store(config: Config, assignment: Assignment, work: str, result: Mapping[str, Any],
-          placer: folders.Placer) -> Verdicts:
+          placer: folders.Placer, cache: evidence.Cache | None = None) -> Verdicts:
     """A worker's result into the class's folders and gradebook (this process alone writes
     them), leaving what nbgrader's autograde and generate_feedback leave (folders.py). Returns
-    the notebook's verdicts and events (``verdicts``)."""
+    the notebook's verdicts and events (``verdicts``). ``cache``: the evidence's, given the
+    notebook's code now (``Cache.take``)."""
     aid, student, name = assignment.id, result["student"], assignment.notebook
     nb = nbformat.v4.reads(result["notebook"])   # as nbgrader wrote it in the worker: validated there
     found = verdicts(nb, test_prefix(config))
+    code = evidence.answer_cells(nb, set(assignment.by_name))
     staged = os.path.join(work, "submitted", student, aid)
     timestamp = coursedir(config, aid, student).get_existing_timestamp(staged)
     record.record(config, aid, name, student, nb, timestamp)
-    folders.write_autograded(config, aid, student, staged, os.path.join(work, "source", aid), name,
-                             result["notebook"], placer)
+    graded = folders.write_autograded(config, aid, student, staged, os.path.join(work, "source", aid), name,
+                                      result["notebook"], placer)
+    if cache is not None:
+        cache.take(os.path.join(graded, name + ".ipynb"), result["notebook"].encode("utf-8"), code)
     if result["feedback"] is None:
         shutil.rmtree(folders.folder(config, "feedback", student, aid), ignore_errors=True)
     elif record.graded_by_hand_or_late(config, aid, name, student):
