@@ -391,27 +391,30 @@ def _first_run_alone(fdef):
 
 
 def _rests(fdef, alone):
-    """{id(statement): the code of the statements after it} for the statements of ``alone`` at
-    the top of ``fdef``'s body (each runs once, when it runs) whose rest can run as a module's
-    code: no return but the last statement, which leaves its value in RESULT. What a candidate
-    edits there, run on the locals its line first saw and followed by this code, does what the
-    whole candidate does on the same first case, without compiling the whole function again."""
-    rests = {}
+    """{id(statement): (the code of the statements after it, the names that code reads)} for
+    the statements of ``alone`` at the top of ``fdef``'s body (each runs once, when it runs)
+    whose rest can run as a module's code: no return but the last statement, which leaves its
+    value in RESULT. What a candidate edits there, run on the locals its line first saw and
+    followed by this code, does what the whole candidate does on the same first case, without
+    compiling the whole function again."""
     body = fdef.body
+    returns = [any(isinstance(n, ast.Return) for n in ast.walk(s)) for s in body]
+    last = body[-1] if isinstance(body[-1], ast.Return) else None
+    ending = []
+    if last is not None:
+        value = last.value if last.value is not None else ast.copy_location(ast.Constant(None), last)
+        ending = [ast.copy_location(ast.Assign([ast.copy_location(ast.Name(RESULT, ast.Store()), last)], value),
+                                    last)]
+    rests = {}
     for i, stmt in enumerate(body):
-        if id(stmt) not in alone or isinstance(stmt, ast.For):
+        if id(stmt) not in alone or isinstance(stmt, ast.For) or any(returns[i + 1:len(body) - (last is not None)]):
             continue
-        rest = body[i + 1:]
-        last = rest[-1] if rest else None
-        if any(isinstance(n, ast.Return) and n is not last for s in rest for n in ast.walk(s)):
-            continue
-        if isinstance(last, ast.Return):
-            value = last.value if last.value is not None else ast.Constant(None)
-            rest = rest[:-1] + [ast.copy_location(ast.Assign([ast.Name(RESULT, ast.Store())], value), last)]
+        rest = body[i + 1:len(body) - (last is not None)] + (ending if i < len(body) - 1 else [])
         try:
-            rests[id(stmt)] = compile(ast.fix_missing_locations(ast.Module(rest, [])), "<repair>", "exec")
+            code = compile(ast.Module(rest, []), "<repair>", "exec")
         except (SyntaxError, ValueError, TypeError):
             continue
+        rests[id(stmt)] = (code, _code_names(code))
     return rests
 
 
@@ -443,8 +446,8 @@ def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None
     space = dict(getattr(fn, "__globals__", {}))
     memo: dict = {}
     whole = mode == "exec" and text.startswith(RESULT) or rest is not None
-    named = saved if whole else {n: saved[n] for n in _code_names(code) if n in saved}
-    space.update((n, fresh_copy(v, memo)) for n, v in named.items())
+    read = _code_names(code) | (rest[1] if rest is not None else set())   # a name no code reads needs no copy
+    space.update((n, fresh_copy(saved[n], memo)) for n in read if n in saved)
     space.pop(RESULT, None)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
@@ -453,7 +456,7 @@ def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None
             if not whole:
                 return False
             if rest is not None:
-                eval(rest, space)
+                eval(rest[0], space)
             return bool(differs(spec, space.get(RESULT), expected))
     except Exception:
         return True
