@@ -391,7 +391,7 @@ def _first_run_alone(fdef):
 
 
 def _rests(fdef, alone):
-    """{id(statement): (the code of the statements after it, the names that code reads)} for
+    """{id(statement): (the code of the statements after it, the names that code uses)} for
     the statements of ``alone`` at the top of ``fdef``'s body (each runs once, when it runs)
     whose rest can run as a module's code: no return but the last statement, which leaves its
     value in RESULT. What a candidate edits there, run on the locals its line first saw and
