@@ -321,7 +321,8 @@ def test_the_rest_of_a_function_is_replayed_after_a_statement_at_its_top_only():
     rest = rests[id(stmt)]
     assert not repair._fails_at_once(stmt, "y = np.tanh(h)", f_of(source), saved, rest, spec, expected)
     assert repair._fails_at_once(stmt, "y = np.tanh(2 * h)", f_of(source), saved, rest, spec, expected)   # differs
-    assert repair._fails_at_once(stmt, "y = np.tanh(h @ x)", f_of(source), saved, rest, spec, expected)   # raises
+    assert repair._fails_at_once(stmt, "y = np.tanh(x @ h)", f_of(source), saved, rest, spec, expected)   # raises
+    assert repair._fails_at_once(stmt, "y = None", f_of(source), saved, rest, spec, expected)   # raises in the rest
     ret = fdef.body[4]
     assert not repair._fails_at_once(ret, "return {'y': np.tanh(h).T}", f_of(source), saved, rests[id(ret)], spec,
                                      expected)
