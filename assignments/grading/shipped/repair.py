@@ -431,12 +431,13 @@ def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None
     from ``expected`` also says no. False whenever this cannot be told (a statement that only
     runs in a function). The locals are copied first, so that the next candidate finds them as
     they were."""
+    whole = rest is not None   # the first case runs to the function's end: its outputs are checked
     if isinstance(edited, ast.For):
         text, mode = f"iter({ast.unparse(edited.iter)})", "eval"
-    elif isinstance(edited, ast.Return):
-        text, mode = after.strip()[len("return"):].strip(), "eval"
-        if rest is not None:
-            text, mode, rest = f"{RESULT} = ({text})", "exec", None
+    elif isinstance(edited, ast.Return):   # the function's end: nothing runs after it
+        text, mode, rest = after.strip()[len("return"):].strip(), "eval", None
+        if whole:
+            text, mode = f"{RESULT} = ({text})", "exec"
     else:
         text, mode = after.strip(), "exec"
     try:
@@ -445,7 +446,6 @@ def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None
         return False
     space = dict(getattr(fn, "__globals__", {}))
     memo: dict = {}
-    whole = mode == "exec" and text.startswith(RESULT) or rest is not None
     read = _code_names(code) | (rest[1] if rest is not None else set())   # a name no code reads needs no copy
     space.update((n, fresh_copy(saved[n], memo)) for n in read if n in saved)
     space.pop(RESULT, None)
