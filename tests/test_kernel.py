@@ -157,6 +157,20 @@ def test_each_kernel_is_a_new_fork(tmp_path):
         stop(km, kc)
 
 
+def test_the_zygote_reads_what_a_live_kernel_used_so_far(tmp_path):
+    """kernel_used (measure/steps.py's KernelMeter): the CPU of the kernel's processes, read
+    from /proc by its zygote, grows with what a cell computes; nothing once the kernel is gone."""
+    km, kc = start(tmp_path)
+    try:
+        pid, before = km.kernel_used()
+        run(kc, "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass")
+        again, after = km.kernel_used()
+        assert again == pid and after - before >= 0.25, (before, after)
+    finally:
+        stop(km, kc)
+    assert km.kernel_used() is None
+
+
 def test_without_a_warm_zygote_the_kernel_boots_cold(tmp_path, monkeypatch):
     """A warm zygote that cannot start (here its imports fail): the kernel is forked by a cold
     zygote of its own, which imports nothing first, in the same sandbox; it ends with the kernel."""

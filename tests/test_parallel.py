@@ -43,16 +43,23 @@ def test_timings_name_each_submission_and_its_worker(sample_class):
 
 def test_timings_say_where_each_submissions_cpu_went(sample_class):
     """measure/steps.py: the worker's CPU by step, within what the worker used, and the
-    kernels' own CPU, as their zygote counted it; wrong work only where a function was wrong."""
+    kernels' own CPU, as their zygote counted it, with its parts during the worker's steps
+    within it; wrong work only where a function was wrong."""
     with open(os.path.join(sample_class["out"], "timings.csv")) as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     wrong = {s["student"] for s in sample_class["results"]["submissions"] if any(not e["passed"] for e in s["exercises"])}
+    cells = 0.0
     for student, r in rows.items():
         spent = {k[4:]: float(v or 0) for k, v in r.items() if k.startswith("cpu:")}
         assert list(spent) == list(steps.STEPS)
-        ours = sum(v for k, v in spent.items() if k != "kernel")
+        ours = sum(v for k, v in spent.items() if not k.startswith("kernel") or k == "kernel start")
+        parts = sum(v for k, v in spent.items() if k.startswith(steps.KERNEL_PART))
         assert spent["conversion"] > 0 and spent["kernel"] > 0 and ours <= float(r["cpu_seconds"]) + 0.01, r
+        # the kernel's parts, read from /proc in clock ticks as it ran, within its whole
+        assert parts <= spent["kernel"] + 0.02, r
+        cells += spent[steps.KERNEL_PART + "learner's cells"]
         assert (spent["locate and repair"] > 0) == (student in wrong), r
+    assert cells > 0
 
 
 class StockOnCoursePage(HTMLExporter):

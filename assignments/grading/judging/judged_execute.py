@@ -128,7 +128,6 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
     prestart = Bool(True, help="While a submission is graded, boot the kernel for the next one "
                                "(each submission still gets a fresh kernel and sandbox). Only for "
                                "cold kernels: a warm one is forked when needed.").tag(config=True)
-
     serve_cells = Bool(True, help="Run the learner's cells as jobs of the one request that serves "
                                   "the judge (the harness runs each as ipykernel runs an execute "
                                   "request, and its outputs arrive on IOPub as usual) instead of one "
@@ -182,10 +181,11 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
                     self._no_judge(cell)   # hidden tests never run in the learner's kernel
                 elif cell.cell_type == "code":
                     self._run_learner_cell(cell, index)
+            lap(self, "learner's cells")
             try:
-                for ex in self._assignment.exercises:          # callees before callers
-                    if ex.name in tests:
-                        self._judge_cell(ex.name, tests[ex.name])
+                for name in [ex.name for ex in self._assignment.exercises if ex.name in tests]:   # callees first
+                    self._judge_cell(name, tests[name])
+                lap(self, "judged calls")
             finally:
                 self._channel.close()   # the harness's request ends
         self.set_widgets_metadata()
@@ -356,8 +356,17 @@ def started_kernel(grader):
         with steps.step("kernel start"):
             kernel.enter_context(grader.setup_kernel())
             grader._ready()
+            grader._meter = steps.KernelMeter(lambda: getattr(grader.km, "kernel_used", lambda: None)())
+            lap(grader, "start")
             grader._start_spare()
         yield
+
+
+def lap(grader, name):
+    """Count what the grader's kernel used since the last lap as its part of step ``name``."""
+    meter = getattr(grader, "_meter", None)
+    if meter is not None:
+        meter.lap(name)
 
 
 def judged_wrong(grader):
@@ -380,6 +389,7 @@ def examined_in_kernel(grader, repair, name, job):
     job = dict(job, tries=max(0, min(repair.tries, grader._tries_left)),
                known=searches.known(aid, name) if repair.remember else [],
                wrong=sorted(judged_wrong(grader) & set(getattr(grader._assignment.by_name.get(name), "callees", ()))))
+    lap(grader, "judged calls")
     replies, fault = _examine(grader, job, name)
     if replies and replies[0].get("remembered") is True:
         recalled = searches.recall(aid, name, replies[0])
@@ -388,6 +398,7 @@ def examined_in_kernel(grader, repair, name, job):
         searches.keep(aid, name, replies[0], grader.resources["metadata"]["path"])
     tried = replies[0].get("tried") if replies else None
     grader._tries_left -= min(tried, job["tries"]) if type(tried) is int and tried >= 0 else job["tries"]
+    lap(grader, "locate and repair")
     return [] if fault else replies
 
 

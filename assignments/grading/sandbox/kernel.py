@@ -37,7 +37,7 @@ from traitlets import Bool, Integer, List, TraitError, Unicode, default, validat
 from .. import PACKAGE
 from ..upstream.kernel_client import GradingKernelClient
 from . import seccomp
-from .zygotes import ZYGOTES, Zygote, ZygoteError, ZygoteProvisioner
+from .zygotes import ZYGOTES, Zygote, ZygoteError, ZygoteKernel, ZygoteProvisioner
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
@@ -276,6 +276,13 @@ class GradingKernelManager(AsyncKernelManager):
         elif cgroups is not None:
             request.update(cgroup_mounts=cgroups.folders())
         return request
+
+    def kernel_used(self):
+        """(the kernel's pid, the CPU seconds its processes used so far), as its zygote reads
+        them from /proc; None for a kernel no zygote forked, or gone (measure/steps.py)."""
+        process = getattr(self.provisioner, "process", None)
+        used = process.used() if isinstance(process, ZygoteKernel) else None
+        return None if used is None else (process.pid, used)
 
     def oom_killed(self):
         """Whether its memory limit made Linux kill one of the kernel's processes."""

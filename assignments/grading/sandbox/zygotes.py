@@ -65,6 +65,17 @@ class ZygoteKernel:
                 self.returncode = -signal.SIGKILL
         return self.returncode
 
+    def used(self):
+        """The CPU seconds the kernel's processes have used so far, as the zygote reads them
+        from /proc (None once it has exited, or without a zygote)."""
+        if self.returncode is not None:
+            return None
+        try:
+            cpu = self.zygote.request({"op": "used", "pid": self.pid}).get("cpu")
+        except ZygoteError:
+            return None
+        return cpu if isinstance(cpu, (int, float)) else None
+
     def wait(self, timeout=None):
         deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
         while self.poll() is None:

@@ -668,6 +668,9 @@ class Kernels:
         self.live.add(pid)
         return {"pid": pid}
 
+    def used(self, req):   # the CPU a live kernel has used so far (measure/steps.py's KernelMeter)
+        return {"cpu": tree_cpu(req["pid"]) if req["pid"] in self.live else None}
+
     def poll(self, req):   # an exit is told once, with the CPU the kernel used
         return {"status": self.exited.pop(req["pid"], None), "cpu": self.cpu.pop(req["pid"], None)}
 
@@ -702,8 +705,8 @@ def serve(warm=True):
     if warm:
         preload()
     kernels = Kernels()
-    ops = {"spawn": kernels.spawn, "poll": kernels.poll, "signal": kernels.signal, "filter": take_filter,
-           "stash": take_stash}
+    ops = {"spawn": kernels.spawn, "poll": kernels.poll, "used": kernels.used, "signal": kernels.signal,
+           "filter": take_filter, "stash": take_stash}
     stdin, out = sys.stdin.buffer, sys.stdout.buffer
 
     def reply(obj, rid=None):   # a reply echoes its request's id: graders sharing a zygote read only their own
