@@ -39,11 +39,19 @@ def test_a_step_that_raises_is_counted_and_lets_the_error_through():
 
 def test_a_kernel_meter_splits_a_kernels_cpu_among_the_steps_that_wait_on_it():
     """KernelMeter: each lap counts what the kernel used since the last; a kernel that replaced
-    a dead one (another pid) starts from nothing; a kernel that cannot be read counts nothing."""
+    a dead one (another pid) starts from nothing; a kernel that cannot be read, or whose
+    reading fails, counts nothing and stops nothing."""
     steps.take()
-    readings = iter([(7, 0.03), (7, 0.08), None, (7, 0.09), (9, 0.02), (9, 0.05)])
-    meter = steps.KernelMeter(lambda: next(readings))
-    for name in ("start", "learner's cells", "judged calls", "judged calls", "learner's cells", "locate and repair"):
+    readings = iter([(7, 0.03), (7, 0.08), None, OSError("the zygote is gone"), (7, 0.09), (9, 0.02), (9, 0.05)])
+
+    def read():
+        now = next(readings)
+        if isinstance(now, Exception):
+            raise now
+        return now
+    meter = steps.KernelMeter(read)
+    for name in ("start", "learner's cells", "judged calls", "judged calls", "judged calls", "learner's cells",
+                 "locate and repair"):
         meter.lap(name)
     spent = steps.take()
     assert spent == {"kernel: start": 0.03, "kernel: learner's cells": 0.07, "kernel: judged calls": 0.01,

@@ -56,14 +56,18 @@ class KernelMeter:
     """The kernel's own CPU, split among the worker's steps that wait on it: each ``lap``
     counts what the kernel used since the last one as ``KERNEL_PART + name``. ``read`` gives
     (the kernel's pid, its CPU seconds so far), read by its zygote from /proc, not the
-    kernel's word; None when it cannot be read (a cold kernel), and then nothing is counted.
-    A new pid (a kernel that replaced a dead one) starts from nothing."""
+    kernel's word; None when it cannot be read (a cold kernel), and then nothing is counted,
+    as when reading it fails: a measure never stops a grade. A new pid (a kernel that replaced
+    a dead one) starts from nothing."""
 
     def __init__(self, read):
         self.read, self.last = read, None
 
     def lap(self, name):
-        now = self.read()
+        try:
+            now = self.read()
+        except Exception:
+            return
         if now is None:
             return
         before = self.last[1] if self.last is not None and self.last[0] == now[0] else 0.0
