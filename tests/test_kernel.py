@@ -372,3 +372,36 @@ def test_the_zygote_has_shown_a_traceback_before_it_forks():
     out = subprocess.run([sys.executable, "-c", code, os.path.dirname(shipped.__file__)], capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]
+
+
+def test_a_kernel_killed_now_is_not_interrupted_first_and_is_reaped_before_the_kill_returns(tmp_path):
+    """upstream/kernel_manager.py: jupyter_client interrupts a kernel before killing it, a
+    message that then held the manager's context open; a kernel killed now gets none, and
+    ``km.ready`` still settles. zygote.py: a SIGKILL's reply comes once the kernel is reaped,
+    so the first poll after it finds the kernel gone."""
+    km, kc = start(tmp_path)
+    assert km.ready.done() and km.ready.exception() is None
+    sent = []
+    send = km.session.send
+    km.session.send = lambda stream, msg, *a, **k: (sent.append(msg["msg_type"] if isinstance(msg, dict) else msg),
+                                                    send(stream, msg, *a, **k))[1]
+    process = km.provisioner.process
+    try:
+        process.kill()
+        assert process.poll() is not None   # gone, told at once
+        run_sync(km.shutdown_kernel)(now=True)
+        assert "interrupt_request" not in sent and km.ready.done()
+    finally:
+        kc.stop_channels()
+        km.cleanup_scratch()
+    km2, kc2 = start(tmp_path)   # a graceful shutdown still interrupts first, as jupyter_client does
+    try:
+        sent2 = []
+        send2 = km2.session.send
+        km2.session.send = lambda stream, msg, *a, **k: (sent2.append(msg["msg_type"] if isinstance(msg, dict) else msg),
+                                                          send2(stream, msg, *a, **k))[1]
+        run_sync(km2.shutdown_kernel)(now=False)
+        assert sent2[:1] == ["interrupt_request"]
+    finally:
+        kc2.stop_channels()
+        km2.cleanup_scratch()

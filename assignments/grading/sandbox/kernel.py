@@ -31,11 +31,11 @@ import tempfile
 import uuid
 
 from jupyter_client.kernelspec import KernelSpec
-from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Integer, List, TraitError, Unicode, default, validate
 
 from .. import PACKAGE
 from ..upstream.kernel_client import GradingKernelClient
+from ..upstream.kernel_manager import QuickKernelManager
 from . import seccomp
 from .zygotes import ZYGOTES, Zygote, ZygoteError, ZygoteKernel, ZygoteProvisioner
 
@@ -143,7 +143,7 @@ def sandbox_problem():
     return seccomp.problem()
 
 
-class GradingKernelManager(AsyncKernelManager):
+class GradingKernelManager(QuickKernelManager):
 
     sandbox = Bool(True, help="Run each kernel inside bubblewrap (no network, read-only "
                               "environment, one writable scratch folder).").tag(config=True)

@@ -50,6 +50,11 @@ RELIED_ON = {
     "nbconvert.exporters.templateexporter.TemplateExporter._template_paths": "feedback.py calls it",
     "jupyter_client.client.KernelClient._async_wait_for_ready": "kernel_client.py overrides it",
     "jupyter_client.client.KernelClient._context_default": "kernel_client.py calls it",
+    "jupyter_client.manager.in_pending_state": "kernel_manager.py's settled does what it does, but for its sleep",
+    "jupyter_client.manager.KernelManager._async_start_kernel": "kernel_manager.py calls it undecorated",
+    "jupyter_client.manager.KernelManager._async_shutdown_kernel":
+        "kernel_manager.py calls it undecorated, and skips the interrupt it sends before a kill",
+    "jupyter_client.manager.KernelManager._async_interrupt_kernel": "kernel_manager.py skips it before a kill",
     "jupyter_client.channels.AsyncZMQSocketChannel._recv": "kernel_client.py's BoundedChannel replaces it",
     "jupyter_client.session.Session.deserialize": "kernel_client.py's read_bounded calls it on frames",
     "nbgrader.converters.autograde.Autograde.convert_single_notebook": "autograde.py replaces it",
@@ -73,6 +78,8 @@ RELIED_ON = {
     "nbgrader.exchange.default.release_assignment.ExchangeReleaseAssignment.copy_files":
         "release.py rewrites what its do_copy copied",
     "nbgrader.nbgraderformat.common.BaseMetadataValidator.validate_cell": "speedups.py replaces its jsonschema",
+    "pygments.lexer.RegexLexer.get_tokens_unprocessed": "highlighting.py tokenizes as it does",
+    "pygments.lexer.RegexLexerMeta.__call__": "highlighting.py reads the _tokens it builds",
     "ipykernel.ipkernel.IPythonKernel.do_execute": "shipped/harness.py's run_cell replies as it does",
     "ipykernel.ipkernel._accepts_parameters": "shipped/zygote.py's signatures_once caches it",
     "IPython.core.interactiveshell._should_be_async": "shipped/zygote.py's quick_cells wraps it",

@@ -16,7 +16,7 @@ import textwrap
 from . import RELIED_ON
 
 FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fingerprints.json")
-PACKAGES = ("nbgrader", "nbconvert", "nbclient", "nbformat", "jupyter_client", "ipykernel", "ipython", "jsonschema")
+PACKAGES = ("nbgrader", "nbconvert", "nbclient", "nbformat", "jupyter_client", "ipykernel", "ipython", "jsonschema", "pygments")
 
 
 def resolve(qualname):
