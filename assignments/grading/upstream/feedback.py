@@ -128,11 +128,13 @@ IPYTHON_SYNTAX = re.compile(r"[%!?]")
 
 @functools.lru_cache(maxsize=None)
 def _python_highlighter(language):
-    """Pygments' Python lexer and the formatter nbconvert makes for ``language``: made once
-    (the formatter builds its style sheet as it is made), reused for every cell."""
+    """Pygments' Python lexer (its tokens, quicker: highlighting.py) and the formatter
+    nbconvert makes for ``language``: made once (the formatter builds its style sheet as it
+    is made), reused for every cell."""
     from pygments.formatters import HtmlFormatter
-    from pygments.lexers.python import PythonLexer
-    return PythonLexer(), HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"))
+
+    from .highlighting import QuickPythonLexer  # Python's lexer, one pattern per state
+    return QuickPythonLexer(), HtmlFormatter(cssclass=html.escape(f" highlight hl-{language}"))
 
 
 def _python_highlight(source, language):

@@ -1,0 +1,109 @@
+"""upstream/highlighting.py: one pattern per state gives Pygments' own tokens."""
+import os
+import random
+import re
+
+import pytest
+from pygments.lexer import RegexLexer, bygroups
+from pygments.lexers.python import PythonLexer
+from pygments.token import Keyword, Name, String, Text
+
+from assignments.grading.upstream import highlighting
+from assignments.grading.upstream.highlighting import OneRegexPerState, QuickPythonLexer, combined_states
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _python_texts():
+    texts = []
+    for folder in ("tests/fixtures", "assignments"):
+        for root, _, files in os.walk(os.path.join(REPO, folder)):
+            texts += [open(os.path.join(root, f), encoding="utf-8").read() for f in sorted(files) if f.endswith(".py")]
+    return texts
+
+
+def _tokens(lexer, text):
+    return list(lexer.get_tokens_unprocessed(text))
+
+
+def test_every_state_of_pythons_lexer_is_one_pattern():
+    """Else the quick lexer quietly falls back to the stock loop."""
+    states = combined_states(QuickPythonLexer)
+    assert states is not None
+    assert set(states) == set(PythonLexer()._tokens)
+
+
+def test_the_quick_lexer_gives_pygments_tokens_on_the_courses_code():
+    texts = _python_texts()
+    assert len(texts) > 200
+    stock, quick = PythonLexer(), QuickPythonLexer()
+    for text in texts:
+        assert _tokens(quick, text) == _tokens(stock, text), text[:200]
+
+
+def test_the_quick_lexer_gives_pygments_tokens_on_broken_code():
+    """Learners' cells are often half-written: cut, doubled and stray characters reach
+    Pygments' error and end-of-line paths, and the string and f-string states."""
+    rng = random.Random(7)
+    stock, quick = PythonLexer(), QuickPythonLexer()
+    alphabet = "\n \t'\"{}()[]#\\fbr%:!=.,0x_eé€"
+    samples = ['f"{a!r:>{w}}" rb\'\\d\' u"\\N{DASH}" """x\n', "def f(*, a=1, **k) -> None: ...\n",
+               "class A(B, metaclass=M):\n    @property\n    def x(self): return 0o17 + 1_0.5e-3j\n",
+               "match x:\n    case [a, *_] if a: pass\n", "lambda: (yield)\nasync def g(): await h()\n"]
+    texts = samples + _python_texts()[:60]
+    checked = 0
+    for text in texts:
+        for _ in range(8):
+            chars = list(text)
+            for _ in range(rng.randint(1, 6)):
+                at = rng.randrange(len(chars) + 1)
+                if chars and rng.random() < 0.5:
+                    del chars[min(at, len(chars) - 1)]
+                else:
+                    chars.insert(at, rng.choice(alphabet))
+            broken = "".join(chars)
+            assert _tokens(quick, broken) == _tokens(stock, broken), broken[:200]
+            checked += 1
+    assert checked == 8 * len(texts)
+
+
+class _Backreference(RegexLexer):
+    """A rule whose back-reference would name another rule's group once joined: the
+    lexer keeps the stock loop."""
+    tokens = {"root": [(r"(['\"])(.*?)\1", bygroups(String, String)), (r"\w+", Name), (r"\s+", Text)]}
+
+
+class _QuickBackreference(OneRegexPerState, _Backreference):
+    pass
+
+
+class _Flags(RegexLexer):
+    """Rules whose flags differ (a leading ``(?i)``, verbose with a trailing comment, the
+    lexer's MULTILINE), a state pushed and popped, a callback reading its groups."""
+    flags = re.MULTILINE
+    tokens = {
+        "root": [(r"(?i)select\b", Keyword, "args"), (r"(?x) [a-z]+  # a word, comment last", Name),
+                 (r"^#.*$", Text), (r"(\d+)(px)", bygroups(Name, Keyword)), (r"\s+", Text)],
+        "args": [(r"\(", Text, "#push"), (r"\)", Text, "#pop"), (r"[^()\n]+", String)],
+    }
+
+
+class _QuickFlags(OneRegexPerState, _Flags):
+    pass
+
+
+def test_a_rule_that_cannot_join_keeps_the_stock_loop():
+    assert combined_states(_QuickBackreference) is None
+    text = "say 'it' and \"so\" 'unclosed\n"
+    assert _tokens(_QuickBackreference(), text) == _tokens(_Backreference(), text)
+
+
+def test_scoped_flags_and_transitions_keep_each_rules_meaning():
+    assert combined_states(_QuickFlags) is not None
+    text = "SELECT (a (b) c) x\n# note\nSelect 12px ) word\n\n12pxx ?? é\n"
+    assert _tokens(_QuickFlags(), text) == _tokens(_Flags(), text)
+
+
+@pytest.mark.parametrize("pattern", [r"(?P<q>')x(?P=q)", r"(?a)\w+"])
+def test_named_groups_and_ascii_rules_are_not_joined(pattern):
+    assert highlighting._scoped(re.compile(pattern)) is None
