@@ -1,5 +1,7 @@
 """The public checks students run under each exercise (the rnn_checks.py in release/)."""
+import importlib.util
 import inspect
+import json
 import os
 import re
 import time
@@ -309,3 +311,21 @@ def test_the_loops_closeness_is_numpys_allclose(release_checks_module):
             assert m._close(a, b) == bool(np.allclose(a, b, rtol=m.RTOL, atol=m.ATOL)), (a, b)
     assert tried == len(others) ** 2 and m._close(base, base) and not m._close(base, base + 2 * tol)
     assert not m._close(base, base.T) and not m._close(base, list(base))
+
+
+def test_a_check_decodes_only_the_data_it_reads(reference_functions, capsys):
+    """check_data.json keeps the cases, the known mistakes and the trace as one text per
+    function: a right function's check decodes its own cases and its callees' only."""
+    spec = importlib.util.spec_from_file_location("rnn_checks_lazily", os.path.join(RELEASE, "rnn_checks.py"))
+    checks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checks)
+    data = checks._load()
+    assert {s for s, v in data.items() if isinstance(v, checks._ByFunction)} == {"cases", "mistakes", "trace"}
+    checks.check("rnn_forward", dict(reference_functions))
+    assert "all checks passed" in capsys.readouterr().out
+    assert set(data["cases"]._read) == {"rnn_forward", "rnn_cell_forward"}
+    assert not data["mistakes"]._read and not data["trace"]._read
+    # read whole, a section is what the file's texts say
+    with open(os.path.join(RELEASE, "check_data.json"), encoding="utf-8") as f:
+        raw = json.load(f)
+    assert dict(data["mistakes"]) == {k: json.loads(v) for k, v in raw["mistakes"].items()}

@@ -28,6 +28,7 @@ import textwrap
 import time
 import traceback
 import types
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -600,11 +601,34 @@ class CheckFailed(Exception):
 _data = None
 
 
+class _ByFunction(Mapping):
+    """A section of check_data.json kept as one JSON text per function (check_data.py's
+    ``PER_FUNCTION``), decoded when first read: a check reads its own function's cases only,
+    and the known mistakes and the trace only when the function is wrong."""
+
+    def __init__(self, texts):
+        self._texts, self._read = texts, {}
+
+    def __getitem__(self, name):
+        if name not in self._read:
+            self._read[name] = json.loads(self._texts[name])
+        return self._read[name]
+
+    def __iter__(self):
+        return iter(self._texts)
+
+    def __len__(self):
+        return len(self._texts)
+
+
 def _load():
     global _data
     if _data is None:
         with open(DATA_FILE, encoding="utf-8") as f:
             _data = json.load(f)
+        for section, value in _data.items():
+            if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+                _data[section] = _ByFunction(value)
     return _data
 
 

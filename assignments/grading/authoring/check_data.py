@@ -13,6 +13,10 @@ import json
 
 from ..contract.trace import public_cases, stable, trace
 
+PER_FUNCTION = ("cases", "mistakes", "trace")
+"""The sections written as one JSON text per function (most of the file's bytes): the checks
+decode only the texts they read (student_checks._load)."""
+
 
 def known_mistakes(assignment, name, public):
     """Fingerprints of each variant of each mistake, and of the first variants of two
@@ -53,4 +57,6 @@ def build(assignment):
                                       for m in mistakes.for_function(e.name) for aspect, label in m.behaviour]
         data["raises"][e.name] = [{"code": m.code, "pattern": m.raises, "feedback": m.feedback}
                                   for m in mistakes.for_function(e.name) if m.raises]
+    for section in PER_FUNCTION:   # one text per function, which the checks decode as they need it
+        data[section] = {name: json.dumps(value, separators=(",", ":")) for name, value in data[section].items()}
     return json.dumps(data, separators=(",", ":")) + "\n"
