@@ -11,7 +11,6 @@ Rule (upstream/): relies on another package's internals, and says which (RELIED_
 import functools
 import re
 
-from pygments.lexer import RegexLexer
 from pygments.lexers.python import PythonLexer
 from pygments.token import Error, Whitespace, _TokenType
 
@@ -38,31 +37,54 @@ def _scoped(compiled):
     return f"(?{on}-{off}:{body})()" if off else f"(?{on}:{body})()"
 
 
+def _combined(rules):
+    """One state's rules as one pattern: (its ``match``, {its group number: the rule}), or
+    None when a rule cannot join the others (the state then keeps the stock loop)."""
+    branches, by_group, group = [], {}, 1
+    for rule in rules:
+        compiled = rule[0].__self__   # the rule's bound ``match``
+        branch = _scoped(compiled)
+        if branch is None:
+            return None
+        branches.append(branch)
+        group += compiled.groups + 1
+        by_group[group - 1] = rule
+    try:
+        pattern = re.compile("|".join(branches))
+    except re.error:
+        return None
+    return (pattern.match, by_group) if pattern.groups == group - 1 else None
+
+
+class _States(dict):
+    """{state: ``_combined`` of its rules}, each made when the lexer first enters the state:
+    most code never enters most of Python's 49 states, and compiling all of them would cost a
+    process a tenth of a second."""
+
+    def __init__(self, tokens):
+        super().__init__()
+        self.tokens = tokens
+
+    def __missing__(self, state):
+        self[state] = found = _combined(self.tokens[state])
+        return found
+
+
 @functools.cache
 def combined_states(lexer_class):
-    """{state: (one pattern's match, {its group number: the rule})} for every state of
-    ``lexer_class`` (processed as its first instance processes them), or None when a rule
-    cannot join the others."""
+    """``_States`` of ``lexer_class`` (its rules as its first instance processes them)."""
     lexer_class()   # RegexLexer's metaclass builds _tokens as the first instance is made
-    states = {}
-    for state, rules in lexer_class._tokens.items():
-        branches, by_group, group = [], {}, 1
-        for rule in rules:
-            compiled = rule[0].__self__   # the rule's bound ``match``
-            branch = _scoped(compiled)
-            if branch is None:
-                return None
-            branches.append(branch)
-            group += compiled.groups + 1
-            by_group[group - 1] = rule
-        try:
-            pattern = re.compile("|".join(branches))
-        except re.error:
-            return None
-        if pattern.groups != group - 1:
-            return None
-        states[state] = (pattern.match, by_group)
-    return states
+    return _States(lexer_class._tokens)
+
+
+def _first_rule(rules, text, pos):
+    """The stock loop's pick, for a state whose rules could not be joined: the first rule that
+    matches at ``pos``, and its match; None when none does."""
+    for rule in rules:
+        found = rule[0](text, pos)
+        if found:
+            return rule, found
+    return None
 
 
 class OneRegexPerState:
@@ -71,34 +93,36 @@ class OneRegexPerState:
 
     def get_tokens_unprocessed(self, text, stack=("root",)):
         states = combined_states(type(self))
-        if states is None:
-            yield from RegexLexer.get_tokens_unprocessed(self, text, stack)
-            return
         pos, stack = 0, list(stack)
-        match, rules = states[stack[-1]]
+        table = states[stack[-1]]
         while True:
-            found = match(text, pos)
-            if found is None:   # no rule matches here
+            if table is not None:
+                found = table[0](text, pos)
+                rule = table[1][found.lastindex] if found is not None else None
+            else:
+                hit = _first_rule(states.tokens[stack[-1]], text, pos)
+                rule, found = hit if hit is not None else (None, None)
+            if rule is None:   # no rule matches here
                 if pos >= len(text):
                     return
                 if text[pos] == "\n":   # a line's end takes the lexer back to its root state
                     stack = ["root"]
-                    match, rules = states["root"]
+                    table = states["root"]
                     yield pos, Whitespace, "\n"
                 else:
                     yield pos, Error, text[pos]
                 pos += 1
                 continue
-            own_match, action, new_state = rules[found.lastindex]
+            own_match, action, new_state = rule
             if action is not None:
                 if type(action) is _TokenType:
                     yield pos, action, found.group()
                 else:   # a callback reads the groups of the rule's own pattern
-                    yield from action(self, own_match(text, pos))
+                    yield from action(self, found if table is None else own_match(text, pos))
             pos = found.end()
             if new_state is not None:
                 _move(stack, new_state)
-                match, rules = states[stack[-1]]
+                table = states[stack[-1]]
 
 
 def _move(stack, new_state):
