@@ -23,8 +23,9 @@ def _scoped(compiled):
     """A rule's pattern as a branch of a bigger one, its flags scoped to it, then an empty
     group that names the branch that matched (the last group closed: ``lastindex``). A group
     at the start would hide the branch's first character from ``re``, which skips a branch
-    that cannot start at the text's next character without trying it. None when it cannot be (a back-reference or a named group would change
-    meaning once numbered among other rules' groups; ASCII or locale flags)."""
+    that cannot start at the text's next character without trying it. None when it cannot
+    be: a back-reference or a named group would change meaning once numbered among other
+    rules' groups; ASCII or locale flags cannot be scoped."""
     if compiled.groupindex or compiled.flags & ~_FLAGS_WE_SCOPE or re.search(r"\\[1-9]|\(\?P=", compiled.pattern):
         return None
     body = compiled.pattern
