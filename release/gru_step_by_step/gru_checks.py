@@ -602,9 +602,9 @@ _data = None
 
 
 class _ByFunction(Mapping):
-    """A section of check_data.json kept as one JSON text per function (check_data.py's
-    ``PER_FUNCTION``), decoded when first read: a check reads its own function's cases only,
-    and the known mistakes and the trace only when the function is wrong."""
+    """A section of check_data.json kept as one JSON text per function (those its
+    "per_function" names), decoded when first read: a check reads its own function's cases
+    only, and the known mistakes and the trace only when the function is wrong."""
 
     def __init__(self, texts):
         self._texts, self._read = texts, {}
@@ -626,9 +626,8 @@ def _load():
     if _data is None:
         with open(DATA_FILE, encoding="utf-8") as f:
             _data = json.load(f)
-        for section, value in _data.items():
-            if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
-                _data[section] = _ByFunction(value)
+        for section in _data.get("per_function", ()):
+            _data[section] = _ByFunction(_data[section])
     return _data
 
 

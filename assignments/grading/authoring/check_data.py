@@ -14,8 +14,8 @@ import json
 from ..contract.trace import public_cases, stable, trace
 
 PER_FUNCTION = ("cases", "mistakes", "trace")
-"""The sections written as one JSON text per function (most of the file's bytes): the checks
-decode only the texts they read (student_checks._load)."""
+"""The sections written as one JSON text per function (most of the file's bytes), as the
+file's "per_function" says: the checks decode only the texts they read (student_checks._load)."""
 
 
 def known_mistakes(assignment, name, public):
@@ -59,4 +59,5 @@ def build(assignment):
                                   for m in mistakes.for_function(e.name) if m.raises]
     for section in PER_FUNCTION:   # one text per function, which the checks decode as they need it
         data[section] = {name: json.dumps(value, separators=(",", ":")) for name, value in data[section].items()}
+    data["per_function"] = list(PER_FUNCTION)
     return json.dumps(data, separators=(",", ":")) + "\n"
