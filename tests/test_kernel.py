@@ -374,6 +374,17 @@ def test_the_zygote_has_shown_a_traceback_before_it_forks():
     assert out.split() == ["False", "True", "True"]
 
 
+def sent_types(km):
+    """The types of the messages the manager sends from now on (a list that grows)."""
+    sent, send = [], km.session.send
+
+    def recording(stream, msg, *args, **kwargs):
+        sent.append(msg["msg_type"] if isinstance(msg, dict) else msg)
+        return send(stream, msg, *args, **kwargs)
+    km.session.send = recording
+    return sent
+
+
 def test_a_kernel_killed_now_is_not_interrupted_first_and_is_reaped_before_the_kill_returns(tmp_path):
     """upstream/kernel_manager.py: jupyter_client interrupts a kernel before killing it, a
     message that then held the manager's context open; a kernel killed now gets none, and
@@ -381,10 +392,7 @@ def test_a_kernel_killed_now_is_not_interrupted_first_and_is_reaped_before_the_k
     so the first poll after it finds the kernel gone."""
     km, kc = start(tmp_path)
     assert km.ready.done() and km.ready.exception() is None
-    sent = []
-    send = km.session.send
-    km.session.send = lambda stream, msg, *a, **k: (sent.append(msg["msg_type"] if isinstance(msg, dict) else msg),
-                                                    send(stream, msg, *a, **k))[1]
+    sent = sent_types(km)
     process = km.provisioner.process
     try:
         process.kill()
@@ -396,10 +404,7 @@ def test_a_kernel_killed_now_is_not_interrupted_first_and_is_reaped_before_the_k
         km.cleanup_scratch()
     km2, kc2 = start(tmp_path)   # a graceful shutdown still interrupts first, as jupyter_client does
     try:
-        sent2 = []
-        send2 = km2.session.send
-        km2.session.send = lambda stream, msg, *a, **k: (sent2.append(msg["msg_type"] if isinstance(msg, dict) else msg),
-                                                          send2(stream, msg, *a, **k))[1]
+        sent2 = sent_types(km2)
         run_sync(km2.shutdown_kernel)(now=False)
         assert sent2[:1] == ["interrupt_request"]
     finally:
