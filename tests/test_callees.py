@@ -257,6 +257,44 @@ def test_the_desk_answers_a_question_asked_again_as_it_did_and_refuses_it_again(
         assert got["type"] == "RuntimeError" and len(desk.refused) == 1 and "hidden cases" in desk.refused[0], job
 
 
+def test_a_remembered_answer_line_is_what_answering_again_would_send_and_count():
+    """``remembered_line`` gives the bytes ``answer_line`` sent for the same question's line,
+    counts the call and its refusal in the job as ``answer`` would, and gives nothing (the
+    question is then read) for a callee the job does not stand in for, past the job's limit,
+    or for a line carrying another "nonce" or an "end"."""
+    desk = Desk(A)
+    x, a, p = A.hidden_cases("rnn_forward")[0][1]
+
+    def line(args, extra=""):
+        question = {"callee": "rnn_cell_forward", "args": A.checks.encode(args)}
+        return question, json.dumps(question).encode()[1:-1].replace(b'"callee"', b', "callee"', 1) + extra.encode() + b"}"
+    question, tail = line([x[:, :, 0], a, p])
+    desk.begin(["rnn_cell_forward"])
+    sent = desk.answer_line(question, tail)
+    assert sent == json.dumps(desk.answer(question)).encode() + b"\n" and desk.calls == 2
+    desk.begin(["rnn_cell_forward"])
+    assert desk.remembered_line(tail) == sent and desk.calls == 1 and not desk.refused
+    desk.begin(["lstm_cell_forward"])
+    assert desk.remembered_line(tail) is None and desk.calls == 0   # read, then refused as not its job
+    refused, refused_tail = line(list(A.hidden_cases("rnn_cell_forward")[0][1]))
+    for job in (1, 2):   # a refusal remembered is counted again in its job
+        desk.begin(["rnn_cell_forward"])
+        got = desk.answer_line(refused, refused_tail) if job == 1 else desk.remembered_line(refused_tail)
+        assert b"hidden cases" in got and len(desk.refused) == 1, job
+    for extra in (', "end": true', ', "nonce": "x"'):
+        q, t = line([x[:, :, 1], a, p], extra)
+        desk.begin(["rnn_cell_forward"])
+        desk.answer_line(q, t)
+        assert desk.remembered_line(t) is None, extra
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(callees, "MAX_CALLS", 1)
+    try:
+        desk.begin(["rnn_cell_forward"])
+        assert desk.remembered_line(tail) == sent and desk.remembered_line(tail) is None and desk.calls == 1
+    finally:
+        monkeypatch.undo()
+
+
 def test_the_desk_refuses_what_is_not_its_job():
     desk = Desk(A)
     desk.begin(["rnn_cell_forward"])

@@ -4,6 +4,7 @@ import json
 import os
 import socket
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -183,6 +184,35 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     ch.close()
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_a_question_asked_again_is_answered_from_its_bytes_with_the_same_line(tmp_path):
+    """A stand-in's question that the Desk answered is answered again from the bytes of its
+    line, unread and not answered again, with the same line; a line that also says "end"
+    still ends the job, unanswered, as it did before anything was remembered."""
+    from assignments.grading.judging.callees import Desk
+    x, a, p = A.hidden_cases("rnn_forward")[0][1]
+    args = A.checks.encode([x[:, :, 0], a, p])
+    sent = []
+
+    def lines(job):
+        if "nonce" not in job:   # the grader's answer to a question
+            sent.append(job)
+            return []
+        q = {"nonce": job["nonce"], "callee": "rnn_cell_forward", "args": args}
+        return [q, q, dict(q, end=True), {"nonce": job["nonce"], "case": 0}]
+    ch = channel(tmp_path, lines, max_reply_bytes=10**6)
+    desk, asked = Desk(A), []
+    answer = desk.answer
+    desk.answer = lambda question: asked.append(question) or answer(question)
+    desk.begin(["rnn_cell_forward"])
+    assert ch.ask({"op": "call", "key": "k"}, timeout=5, callees=desk) == []   # ended by the third line
+    deadline = time.monotonic() + 5
+    while len(sent) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(sent) == 2 and sent[0] == sent[1] and "output" in sent[0]
+    assert len(asked) == 1 and desk.calls == 2   # read and answered once, counted twice
+    ch.close()
 
 
 def test_harness_answers_a_stashed_request(monkeypatch):

@@ -33,6 +33,7 @@ ORACLE_SHARE = 0.25   # the share of a hidden case's values that makes a call a 
 # own calls hold at most 6% of any, by chance within the tolerance; one example of a case with all its
 # parameters holds 70 to 94%)
 ANSWERS_KEPT = 20_000   # answers remembered by one grading process (a right class's loops ask a few hundred)
+LINES_KEPT = 2_000   # answers remembered as the lines sent, by the question's text (``Desk.remembered_line``)
 REFUSED = "the grader refused this call of the reference {callee}: {why}"
 
 
@@ -110,6 +111,7 @@ class Desk:
         self.calls = 0
         self.refused: list[str] = []   # why calls of the job under way were refused
         self._answers: dict[tuple[str, str], tuple[dict[str, Any], list[str]]] = {}
+        self._lines: dict[bytes, tuple[str, bytes, list[str]]] = {}
 
     def begin(self, callees: Iterable[str]) -> None:
         self.allowed, self.calls, self.refused = frozenset(callees), 0, []
@@ -130,6 +132,34 @@ class Desk:
         if self.calls > MAX_CALLS:
             return self._refuse(callee, f"more than {MAX_CALLS} calls in one judged call")
         return self._answered(callee, question.get("args"))
+
+    def answer_line(self, question: Any, tail: bytes | None = None) -> bytes:
+        """``answer``, as the line sent back to the stand-in. ``tail``: the question's line as
+        the kernel wrote it, after its nonce; the answer's line is then remembered by those
+        bytes (``remembered_line``), when it is a function of them alone: a call counted
+        against the job's limit, of a callee the job stands in for, and a line with no other
+        "nonce" or "end" that would make the channel read it otherwise."""
+        before, calls = len(self.refused), self.calls
+        line = json.dumps(self.answer(question)).encode() + b"\n"
+        callee = question.get("callee") if isinstance(question, dict) else None
+        if (tail is not None and self.calls == calls + 1 <= MAX_CALLS and callee in self.allowed
+                and b'"nonce"' not in tail and b'"end"' not in tail):
+            if len(self._lines) >= LINES_KEPT:
+                self._lines.clear()
+            self._lines[tail] = callee, line, self.refused[before:]
+        return line
+
+    def remembered_line(self, tail: bytes) -> bytes | None:
+        """What ``answer_line`` sent for the same bytes, without reading them again (a class's
+        right loops ask the same questions, step for step, in every kernel), counted as
+        ``answer`` counts it; None when they are not remembered, or when the job's callees or
+        its limit would make the answer another (then the question is read)."""
+        hit = self._lines.get(tail)
+        if hit is None or hit[0] not in self.allowed or self.calls >= MAX_CALLS:
+            return None
+        self.calls += 1
+        self.refused += hit[2]
+        return hit[1]
 
     def _answered(self, callee: str, encoded: Any) -> dict[str, Any]:
         """The answer to ``callee`` on these encoded arguments, remembered (``ANSWERS_KEPT``):

@@ -141,22 +141,36 @@ class Channel:
     def ask(self, job, timeout, callees=None):
         """Send one job (a dict: the harness's ``answers`` reads it) and return its replies
         in case order, stopping at the first gap. A line with a "callee" is a stand-in's
-        call (harness.stand_in): ``callees(line)`` answers it (callees.Desk.answer; refused
-        without one), read and bounded as every line. Raises ChannelTimeout when the job is
-        not over in ``timeout`` seconds, ChannelClosed when the harness's end is gone: the
-        replies that had arrived are the exception's ``replies``."""
+        call (harness.stand_in): ``callees`` answers it (a callees.Desk, or a function of
+        the line read, such as Desk.answer; refused without one), read and bounded as every
+        line; a Desk's answers to questions it remembers, byte for byte, are sent without
+        reading them again. Raises ChannelTimeout when the job is not over in ``timeout``
+        seconds, ChannelClosed when the harness's end is gone: the replies that had arrived
+        are the exception's ``replies``."""
         self.nonce = secrets.token_hex(8)
         found, deadline = [], time.monotonic() + timeout
+        prefix = b'{"nonce": "' + self.nonce.encode() + b'"'
+        asked = prefix + b', "callee": '
+        desk = callees if hasattr(callees, "remembered_line") else None
         self.refused = []
         try:
             self._link.sendall(json.dumps(dict(job, nonce=self.nonce)).encode() + b"\n")
             while True:
-                reply = self._line(deadline, b'{"nonce": "' + self.nonce.encode() + b'"')
+                raw = self._raw_line(deadline, prefix)
+                if desk is not None and raw is not None and raw.startswith(asked):
+                    line = desk.remembered_line(raw[len(prefix):])
+                    if line is not None:
+                        self._link.sendall(line)
+                        continue
+                reply = self._parsed(raw)
                 if not isinstance(reply, dict) or reply.get("nonce") != self.nonce:
                     continue
                 if reply.get("end") is True:
                     return found
                 if "callee" in reply:
+                    if desk is not None:
+                        self._link.sendall(desk.answer_line(reply, raw[len(prefix):]))
+                        continue
                     answer = callees(reply) if callees is not None else {"type": "RuntimeError", "text": "no callee here"}
                     self._link.sendall(json.dumps(answer).encode() + b"\n")
                     continue
@@ -216,6 +230,23 @@ class Channel:
         ``prefix``: the harness writes the nonce first, so a line that is not a reply to the
         grader's request is dropped before it is parsed, and parsing, which costs the worker
         many times a line's size, is spent on at most one line of max_reply_bytes at a time)."""
+        return self._parsed(self._raw_line(deadline, prefix))
+
+    def _parsed(self, line):
+        """A line of ``_raw_line``, decoded (None when there is none, or it is not JSON)."""
+        if line is None:
+            return None
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+        except RecursionError:   # nested deeper than the parser goes: refused
+            self.refused.append("a reply nested too deeply to be read")
+            return None
+
+    def _raw_line(self, deadline, prefix=b""):
+        """The next line from the harness, as bytes, as ``_line`` reads it: None when it is
+        longer than max_reply_bytes or does not begin with ``prefix``."""
         while True:
             line, found, rest = self._pending.partition(b"\n")
             if found:
@@ -228,13 +259,7 @@ class Channel:
                     return None
                 if not line.startswith(prefix):
                     return None
-                try:
-                    return json.loads(line)
-                except ValueError:
-                    return None
-                except RecursionError:   # nested deeper than the parser goes: refused
-                    self.refused.append("a reply nested too deeply to be read")
-                    return None
+                return line
             if len(self._pending) > self.max_reply_bytes:
                 if not self._skipping:
                     self.refused.append(f"a reply larger than {self.max_reply_bytes} bytes")

@@ -284,7 +284,7 @@ class JudgedExecute(ServedCells, HarnessKernel, Execute):
         kernel = self._kernels
         answers = desk(self._assignment)
         answers.begin(callees)
-        replies, fault = self._ask(job, name, "while called on a hidden case", answers.answer)
+        replies, fault = self._ask(job, name, "while called on a hidden case", answers)
         for kind, whys in (("refused_reply", self._channel.refused), ("refused_callee", answers.refused)):
             for why in sorted(set(whys)):   # what the learner's process sent, or a callee's call, refused
                 self._event(kind, name, why)
