@@ -278,6 +278,52 @@ def test_harness_runs_in_process():
     assert list(harness.call(ns, {"name": "cube", "cases": cases}))[0]["status"] == "missing"
 
 
+def test_a_kernel_stream_that_holds_nothing_is_not_flushed(monkeypatch):
+    """Before a cell's end goes out, the harness flushes the kernel's own streams (ipykernel's
+    OutStream, real ones here, on a real IOPub thread) only when they hold what the cell wrote:
+    an empty one's flush would only wait for the IOPub thread, which sends the cell's end after
+    everything queued anyway. A stream the learner put in their place is flushed as before."""
+    import io
+    import types
+
+    import zmq
+    from ipykernel.iostream import IOPubThread, OutStream
+    from jupyter_client.session import Session
+    context = zmq.Context()
+    pub = context.socket(zmq.PUB)
+    pub.bind("inproc://harness-flush")
+    thread = IOPubThread(pub)
+    thread.start()
+    flushed = []
+    try:
+        streams = [OutStream(Session(), thread, name, watchfd=False) for name in ("stdout", "stderr")]
+        for stream in streams:
+            def flush(stream=stream, stock=stream.flush):
+                flushed.append(stream.name)
+                stock()
+            stream.flush = flush
+        monkeypatch.setattr(harness, "_streams", tuple(streams))
+        monkeypatch.setattr(harness, "_sys", types.SimpleNamespace(stdout=streams[0], stderr=streams[1]))
+        harness._flush()
+        assert flushed == []   # nothing written: nothing to wait for
+        streams[1].write("a warning\n")
+        harness._flush()
+        assert flushed == ["stderr"] and not streams[1]._buffers   # sent, and empty again
+        flushed.clear()
+        harness._flush()
+        assert flushed == []
+        own = io.StringIO()
+        own.flush = lambda: flushed.append("the learner's")
+        monkeypatch.setattr(harness, "_sys", types.SimpleNamespace(stdout=own, stderr=streams[1]))
+        harness._flush()
+        assert flushed == ["the learner's"]
+    finally:
+        thread.stop()
+        thread.close()
+        pub.close()
+        context.term()
+
+
 def test_heal_puts_back_rebound_and_deleted_attributes(monkeypatch):
     import types
     module = types.ModuleType("m")

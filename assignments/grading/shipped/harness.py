@@ -13,6 +13,7 @@ import io
 import json
 import os
 import warnings
+from collections import defaultdict as _defaultdict
 from itertools import repeat
 from operator import is_ as _is
 
@@ -256,16 +257,32 @@ def answers(job):
 
 def _flush():
     """Send what the learner's cell printed, as ipykernel does before it replies: the
-    streams of the moment (a cell may have replaced them) and the kernel's own."""
+    streams of the moment (a cell may have replaced them) and the kernel's own. A kernel
+    stream that holds nothing is left alone: its flush would only wait for the kernel's IOPub
+    thread, which sends the message that ends the cell after everything it was given."""
     done = []
     for stream in (_sys.stdout, _sys.stderr) + tuple(_streams):
         if any(stream is d for d in done):   # each flush waits for the kernel's IOPub thread
             continue
         done.append(stream)
+        if _holds_nothing(stream):
+            continue
         try:
             stream.flush()
         except Exception:
             pass
+
+
+def _holds_nothing(stream):
+    """Is ``stream`` one of the kernel's own, with nothing written since its last flush (its
+    buffers, by request, are empty)? Not for any other stream, or if that cannot be told."""
+    if not any(stream is s for s in _streams):
+        return False
+    try:
+        buffers = vars(stream).get("_buffers")
+        return type(buffers) is _defaultdict and not buffers
+    except Exception:
+        return False
 
 
 def run_cell(job, parent):
