@@ -358,7 +358,7 @@ def test_the_oracle_over_the_kernels_channel(tmp_path, monkeypatch, protected):
     ch.started(5)
     desk = Desk(A)
     desk.begin(["rnn_cell_forward"])
-    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=30, callees=desk.answer)
+    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=30, callees=desk)
     ch.close()
     thread.join(5)
     stolen = json.loads(shared.read_text())

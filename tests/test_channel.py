@@ -174,7 +174,7 @@ def test_the_harness_serves_jobs_in_process(tmp_path, monkeypatch):
     from assignments.grading.judging.callees import Desk
     desk = Desk(A)
     desk.begin(["rnn_cell_forward"])
-    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=10, callees=desk.answer)
+    replies = ch.ask({"op": "call", "key": "k", "extra": extra}, timeout=10, callees=desk)
     assert desk.calls > 0 and not desk.refused   # the cell ran here, never in the "kernel"
     cases = j.cases("rnn_forward")
     assert [r["status"] for r in replies] == ["ok"] * len(cases)

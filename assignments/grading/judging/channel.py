@@ -52,6 +52,8 @@ del __grader_setup
 # the kernel's token.
 ENTRY = "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == {cls!r}][0].{entry}({args})"
 SOCKET = "judge"   # the listening socket's name in the kernel's socket folder
+NO_CALLEE = json.dumps({"type": "RuntimeError", "text": "no callee here"}).encode() + b"\n"
+"""The answer to a stand-in's call in a job that stands in for nothing (asked without a Desk)."""
 
 
 class ChannelClosed(Exception):
@@ -141,24 +143,22 @@ class Channel:
     def ask(self, job, timeout, callees=None):
         """Send one job (a dict: the harness's ``answers`` reads it) and return its replies
         in case order, stopping at the first gap. A line with a "callee" is a stand-in's
-        call (harness.stand_in): ``callees`` answers it (a callees.Desk, or a function of
-        the line read, such as Desk.answer; refused without one), read and bounded as every
-        line; a Desk's answers to questions it remembers, byte for byte, are sent without
-        reading them again. Raises ChannelTimeout when the job is not over in ``timeout``
+        call (harness.stand_in): ``callees`` (a callees.Desk) answers it (refused without
+        one), read and bounded as every line; a question it remembers, byte for byte, is
+        answered without being read again. Raises ChannelTimeout when the job is not over in ``timeout``
         seconds, ChannelClosed when the harness's end is gone: the replies that had arrived
         are the exception's ``replies``."""
         self.nonce = secrets.token_hex(8)
         found, deadline = [], time.monotonic() + timeout
         prefix = b'{"nonce": "' + self.nonce.encode() + b'"'
         asked = prefix + b', "callee": '
-        desk = callees if hasattr(callees, "remembered_line") else None
         self.refused = []
         try:
             self._link.sendall(json.dumps(dict(job, nonce=self.nonce)).encode() + b"\n")
             while True:
                 raw = self._raw_line(deadline, prefix)
-                if desk is not None and raw is not None and raw.startswith(asked):
-                    line = desk.remembered_line(raw[len(prefix):])
+                if callees is not None and raw is not None and raw.startswith(asked):
+                    line = callees.remembered_line(raw[len(prefix):])
                     if line is not None:
                         self._link.sendall(line)
                         continue
@@ -168,11 +168,8 @@ class Channel:
                 if reply.get("end") is True:
                     return found
                 if "callee" in reply:
-                    if desk is not None:
-                        self._link.sendall(desk.answer_line(reply, raw[len(prefix):]))
-                        continue
-                    answer = callees(reply) if callees is not None else {"type": "RuntimeError", "text": "no callee here"}
-                    self._link.sendall(json.dumps(answer).encode() + b"\n")
+                    self._link.sendall(callees.answer_line(reply, raw[len(prefix):]) if callees is not None
+                                       else NO_CALLEE)
                     continue
                 if reply.get("case") == len(found):
                     found.append(reply)
