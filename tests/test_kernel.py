@@ -410,3 +410,91 @@ def test_a_kernel_killed_now_is_not_interrupted_first_and_is_reaped_before_the_k
     finally:
         kc2.stop_channels()
         km2.cleanup_scratch()
+
+
+def test_precompiled_cells_compile_and_run_as_ipython_does(monkeypatch, assignment):
+    """zygote.precompile compiles the notebook's own cells once (in the zygote); a kernel's
+    compiler then hands back the same modules and code objects that compiling them there
+    would give (marshalled, byte for byte, under the cell's own name), and the cells print
+    the same. A cell that warns is not precompiled (the kernel shows the warning); a cell
+    after a ``__future__`` import, another mode, or a tree the learner's AST transformers
+    change is compiled as before."""
+    import ast
+    import contextlib
+    import io
+    import types
+
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from assignments.grading.judging.judged_execute import own_cells
+    from assignments.grading.shipped import zygote
+    cells = own_cells(assignment)
+    assert len(cells) >= 5 and not any("BEGIN" in c for c in cells)
+    extra = ["def f(n):\n    return [i * i for i in range(n)]\nf(3)\n", "x = 2\nx * 21\n", "print(1 + 1)\n",
+             "from __future__ import annotations\ndef g(a: Undefined) -> int:\n    return 1\nprint(g(0))\n",
+             "import asyncio\nawait asyncio.sleep(0)\nprint('awaited')\n", "y = 1 is 1\n", "print(1 + 1\n"]
+    for name in ("ast_parse", "__call__"):
+        monkeypatch.setattr(CachingCompiler, name, getattr(CachingCompiler, name))
+    monkeypatch.setattr(InteractiveShell, "transform_ast", InteractiveShell.transform_ast)
+    monkeypatch.setattr(zygote, "CELLS", {})
+    monkeypatch.setattr(zygote, "CODES", {})
+    zygote.precompile(cells + extra)
+    assert "y = 1 is 1\n" not in zygote.CELLS and "print(1 + 1\n" not in zygote.CELLS   # warns; does not parse
+    from IPython.core.inputtransformer2 import TransformerManager
+    assert all(TransformerManager().transform_cell(c) in zygote.CELLS for c in cells + extra[:5])
+
+    def compiled(text, count):
+        """The code objects a shell's compiler makes of a cell, as IPython runs it."""
+        compiler, name = CachingCompiler(), f"<ipython-input-{count}-cafe>"
+        nodes = compiler.ast_parse(text, filename=name).body
+        out = []
+        with compiler.extra_flags(ast.PyCF_ALLOW_TOP_LEVEL_AWAIT):
+            for i, node in enumerate(nodes):
+                single = i == len(nodes) - 1 and isinstance(node, ast.Expr)
+                mod = ast.Interactive([node]) if single else ast.Module([node], [])
+                out.append(described(compiler(mod, name, "single" if single else "exec")))
+        return out, compiler.flags
+
+    def described(code):
+        """Every field of a code object and of those in it (marshal's bytes also show refcounts)."""
+        fields = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_filename", "co_name",
+                  "co_qualname", "co_firstlineno", "co_linetable", "co_exceptiontable", "co_flags", "co_argcount",
+                  "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize")
+        consts = tuple(described(c) if isinstance(c, types.CodeType) else (type(c), c) for c in code.co_consts)
+        return tuple(getattr(code, f) for f in fields) + (consts,)
+
+    from traitlets.config import Config
+    config = Config()
+    config.HistoryManager.enabled = False   # as the kernels run (kernel.KERNEL_OPTIONS)
+    shell = InteractiveShell.instance(config=config)
+
+    def ran(texts):
+        shell.execution_count, said = 1, []
+        for text in texts:
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                shell.run_cell(text, store_history=True)
+            said.append(out.getvalue())
+        return said
+
+    import warnings
+    warnings.simplefilter("ignore", SyntaxWarning)   # this test's own compiling
+    stock = [compiled(c, n) for n, c in enumerate(cells + extra[:6])]
+    stock_said = ran(extra[:5])
+    zygote.precompiled_cells()
+    assert [compiled(c, n) for n, c in enumerate(cells + extra[:6])] == stock
+    assert ran(extra[:5]) == stock_said
+    assert stock_said[:3] == ["Out[1]: [0, 1, 4]\n", "Out[2]: 42\n", "2\n"] and stock_said[4] == "awaited\n"
+    parsed = CachingCompiler().ast_parse(extra[2])
+    assert parsed.body[0] is zygote.CELLS[extra[2]][1].body[0] and parsed is not zygote.CELLS[extra[2]][1]
+
+    class Three(ast.NodeTransformer):   # the learner's own AST transformer applies as before
+        def visit_Constant(self, node):
+            return ast.Constant(3) if node.value == 1 else node
+
+    shell.ast_transformers.append(Three())
+    try:
+        assert ran(["print(1 + 1)\n"]) == ["6\n"]
+    finally:
+        shell.ast_transformers.pop()
+    assert ran(["print(1 + 1)\n"]) == ["2\n"]   # the precompiled module was not changed

@@ -7,9 +7,11 @@ import asyncio
 import contextlib
 import functools
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
@@ -62,7 +64,24 @@ def prepared(assignment):
     for ex in assignment.exercises:
         text, _ = judge.request_text(ex.name, ex.callees)   # never the callees' reference source
         stash[stash_key(text)] = {"text": text, "json": True, "decode": stash_key(source)}
+    cells = json.dumps(own_cells(assignment))   # compiled once there, for every kernel
+    stash[stash_key(cells)] = {"text": cells, "cells": True}
     return judge, source, stash
+
+
+def own_cells(assignment):
+    """The texts of the notebook's code cells that are the same in every submission as
+    released: no answer, no test, nothing nbgrader's release would change (no delimiter).
+    A test cell's text never goes into a kernel: its hidden tests are in it."""
+    try:
+        nb = nbformat.read(os.path.join(assignment.source_dir, (assignment.notebook or assignment.id) + ".ipynb"),
+                           as_version=4)
+    except (OSError, ValueError):   # no notebook here: each kernel compiles them
+        return []
+    return [cell.source for cell in nb.cells
+            if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("solution")
+            and not cell.metadata.get("nbgrader", {}).get("grade") and "BEGIN" not in cell.source
+            and "END" not in cell.source]
 
 
 @functools.lru_cache(maxsize=None)

@@ -224,7 +224,7 @@ class Zygote:
         for key, item in items.items():
             if key not in self.stashed:
                 self.request({"op": "stash", "key": key, "text": item["text"], "filename": item.get("filename", "<stashed>"),
-                              **{k: item[k] for k in ("compile", "run", "json", "decode") if k in item}})
+                              **{k: item[k] for k in ("compile", "run", "json", "decode", "cells") if k in item}})
                 self.stashed.add(key)
 
     def stop(self):

@@ -442,6 +442,104 @@ def signatures_once():
     ipkernel._accepts_parameters = accepts_parameters
 
 
+# The notebook's own code cells (the imports, the worked examples: the same text in every
+# submission), parsed and compiled here once as a kernel's shell would (a "cells" stash).
+# CELLS: text as IPython transforms it -> (the compiler's flags, the module parsed);
+# CODES: (id of one of those modules' statements, mode, flags) -> its code, named PRECOMPILED.
+# The modules stay alive here, so no other statement can take one of their ids.
+CELLS: dict = {}
+CODES: dict = {}
+PRECOMPILED = "<precompiled>"
+
+
+def precompile(texts):
+    """In the zygote: parse and compile each cell's text as a kernel's shell does (IPython's
+    input transforms; a fresh CachingCompiler; each statement alone, the last one in "single"
+    mode when it is an expression, with top-level await allowed as IPython's autoawait allows
+    it). A text that warns is left to the kernel, which must show the warning itself; so is
+    one that does not compile."""
+    import ast
+    import warnings
+
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.inputtransformer2 import TransformerManager
+    await_flag = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    for raw in texts:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                text = TransformerManager().transform_cell(raw)
+                compiler = CachingCompiler()
+                flags, module, codes = compiler.flags, compiler.ast_parse(text, filename=PRECOMPILED), {}
+                with compiler.extra_flags(await_flag):
+                    for i, node in enumerate(module.body):
+                        single = i == len(module.body) - 1 and isinstance(node, ast.Expr)
+                        mode = "single" if single else "exec"
+                        key = (id(node), mode, compiler.flags)
+                        codes[key] = compiler(ast.Interactive([node]) if single else ast.Module([node], []),
+                                              PRECOMPILED, mode)
+        except Exception:
+            continue
+        if not caught and text not in CELLS:   # else the module dies here: its ids are not kept
+            CELLS[text] = (flags, module)
+            CODES.update(codes)
+
+
+def _named(code, filename):
+    """``code`` and the code objects in it, named ``filename`` (as compiling it there names them)."""
+    consts = code.co_consts
+    if any(type(c) is types.CodeType for c in consts):
+        consts = tuple(_named(c, filename) if type(c) is types.CodeType else c for c in consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def precompiled_cells():
+    """In a kernel: its shell's compiler hands back what the zygote compiled (``precompile``)
+    instead of compiling it again. The same text with the same flags gives the module parsed
+    (a new list of its statements, which IPython may add to); each of its statements, compiled
+    in the same mode with the same flags, gives its code, named as IPython names the cell, and
+    sets the same ``__future__`` flags as compiling it would. Anything else is compiled as
+    before; so is a copy of the module when the learner's AST transformers would change it."""
+    if not CELLS:
+        return
+    import ast
+    import codeop
+    import copy
+
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.interactiveshell import InteractiveShell
+    parse, compile_code, transform_ast = CachingCompiler.ast_parse, CachingCompiler.__call__, InteractiveShell.transform_ast
+    statements = {key[0] for key in CODES}
+
+    def ast_parse(self, source, filename="<unknown>", symbol="exec"):
+        entry = CELLS.get(source) if symbol == "exec" else None
+        if entry is None or entry[0] != self.flags:
+            return parse(self, source, filename, symbol)
+        return ast.Module(body=list(entry[1].body), type_ignores=list(entry[1].type_ignores))
+
+    def compile_cell(self, source, filename, symbol, **kwargs):
+        body = getattr(source, "body", None)
+        code = None
+        if not kwargs and type(source) in (ast.Module, ast.Interactive) and type(body) is list and len(body) == 1 \
+                and not getattr(source, "type_ignores", None):
+            code = CODES.get((id(body[0]), symbol, self.flags))
+        if code is None:
+            return compile_code(self, source, filename, symbol, **kwargs)
+        code = _named(code, filename)
+        for feature in codeop._features:
+            if code.co_flags & feature.compiler_flag:
+                self.flags |= feature.compiler_flag
+        return code
+
+    def transform(self, node):
+        if self.ast_transformers and any(id(n) in statements for n in getattr(node, "body", ())):
+            node = copy.deepcopy(node)
+        return transform_ast(self, node)
+
+    CachingCompiler.ast_parse, CachingCompiler.__call__ = ast_parse, compile_cell
+    InteractiveShell.transform_ast = transform
+
+
 def plain_compiler():
     """IPython's cell compiler for the kernel, not the debugger's (see kernel.py's KERNEL_OPTIONS)."""
     from ipykernel.ipkernel import IPythonKernel
@@ -502,6 +600,7 @@ def run_kernel(req, bound_w=None, sealed_r=None):
         quick_cells()
         one_transform_per_request()
         signatures_once()
+        precompiled_cells()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
     if patched and PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
@@ -594,7 +693,8 @@ def stashed(req):
     run (the grader's harness, built as each kernel would build it before any learner code,
     here where no learner code ever runs); data parsed; with "decode" (the key of a stashed
     harness), a judged request whose cases are also decoded into the arrays the learner's
-    function is handed."""
+    function is handed; with "cells" (a JSON list of the notebook's own code cells), those
+    cells compiled for every kernel (``precompile``)."""
     text = req["text"]
     if req.get("compile"):
         code = compile(text, req["filename"], "exec")
@@ -604,6 +704,9 @@ def stashed(req):
         space = {"__name__": "__grader__", "__builtins__": dict(builtins.__dict__)}
         exec(code, space)
         return space
+    if req.get("cells"):
+        precompile(json.loads(text))
+        return True
     if not req.get("json"):
         return text
     data = json.loads(text)
@@ -713,6 +816,7 @@ def take_filter(req):
 def take_stash(req):
     """Made once, here, for every kernel to come."""
     STASH.items[req["key"]] = stashed(req)
+    gc.freeze()   # as what the zygote imported: shared, and never touched by a kernel's collector
     return {"ok": True}
 
 

@@ -90,6 +90,12 @@ RELIED_ON = {
     "ipykernel.kernelapp.IPKernelApp.initialize": "shipped/zygote.py calls it on a parsed instance",
     "IPython.core.interactiveshell.InteractiveShell.transform_cell": "shipped/zygote.py wraps it",
     "IPython.core.inputtransformer2.TransformerManager.do_token_transforms": "shipped/zygote.py wraps it",
+    "IPython.core.compilerop.CachingCompiler.ast_parse": "shipped/zygote.py's precompiled_cells wraps it",
+    "IPython.core.interactiveshell.InteractiveShell.transform_ast": "shipped/zygote.py's precompiled_cells wraps it",
+    "IPython.core.interactiveshell.InteractiveShell.run_ast_nodes":
+        "shipped/zygote.py's precompile compiles each statement as it does",
+    "IPython.core.interactiveshell.InteractiveShell.run_cell_async":
+        "shipped/zygote.py's precompiled_cells expects it to parse, transform, then run the statements",
 }
 
 
