@@ -51,3 +51,23 @@ def test_a_cell_the_gradebook_lacks_loses_its_id_as_with_nbgrader(tmp_path):
     assert ours == stock
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in ours.cells]
     assert "not_in_the_gradebook" not in ids and "not_in_the_gradebook" in str(nb)
+
+
+def test_a_workers_private_gradebook_is_read_once_per_process(tmp_path, monkeypatch):
+    """With a scratch gradebook (a worker's private copy of the seed, speedups.scratch), the
+    notebook's cells are read for the first submission only; every submission still comes
+    out as nbgrader's own OverwriteCells makes it, a cell the gradebook lacks included."""
+    from assignments.grading.upstream import overwritecells, speedups
+    config, resources = course_gradebook(tmp_path / "c")
+    config.OverwriteCells.add_missing_cells = True
+    monkeypatch.setattr(overwritecells, "_KEPT", {})
+    monkeypatch.setattr(speedups, "_SCRATCH", {config.CourseDirectory.db_url})
+    selects = []
+    for nb in (tampered(config), graded_release(config), tampered(config, unknown=True)):
+        config.OverwriteCells.add_missing_cells = len(selects) < 2   # nbgrader's own cannot add with an unknown id
+        (stock, _), (ours, our_sql) = outputs(config, resources, nb)
+        assert ours == stock
+        selects.append(our_sql["SELECT"])
+    assert selects[0] >= 4 and selects[1] == 0 and 0 < selects[2] <= 2, selects   # the unknown cell: looked up
+    monkeypatch.setattr(speedups, "_SCRATCH", set())   # any other gradebook: read each time
+    assert outputs(config, resources, graded_release(config))[1][1]["SELECT"] >= 4

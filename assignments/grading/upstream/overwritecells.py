@@ -18,25 +18,30 @@ reported and put back as nbgrader does (nbgrader's issue #1961).
 Rule (upstream/): relies on another package's internals, and says which (fingerprints.json).
 """
 import copy
+import types
 
 from nbgrader.api import Gradebook, GradeCell, MissingEntry, TaskCell
 from nbgrader.preprocessors import OverwriteCells
 
+from . import speedups
 from .clearhiddentests import ClearHiddenTests
 
 
 class SourceCells:
     """A gradebook as OverwriteCells uses it: the notebook's source and graded cells from
-    rows fetched once."""
+    rows fetched once. With a worker's private gradebook (``speedups.scratch``), once per
+    process: it is a copy of the seed, which holds the assignment, and grading only adds
+    submissions to it, so its notebook's cells are the same for every submission."""
 
-    def __init__(self, gradebook, notebook, assignment):
-        self._gradebook = gradebook
-        found = gradebook.find_notebook(notebook, assignment)
-        self._source = {c.name: c for c in found.source_cells}
-        self._graded = {}
-        for kind in (TaskCell, GradeCell):   # a grade cell first, as nbgrader looks them up
-            # each kind's own table in the same query, not one query per cell as its rows are read
-            self._graded.update((c.name, c) for c in gradebook.db.query(kind).filter(kind.notebook_id == found.id))
+    def __init__(self, gradebook, notebook, assignment, db_url=None):
+        self._gradebook, self._key = gradebook, (notebook, assignment)
+        lasting = speedups.is_scratch(db_url)
+        cells = _KEPT.get((db_url, notebook, assignment)) if lasting else None
+        if cells is None:
+            cells = _read_cells(gradebook, notebook, assignment)
+            if lasting:
+                _KEPT[(db_url, notebook, assignment)] = cells
+        self._source, self._graded, self._notebook = cells
 
     def find_source_cell(self, name, *key):
         return self._source[name] if name in self._source else self._gradebook.find_source_cell(name, *key)
@@ -45,7 +50,33 @@ class SourceCells:
         return self._graded[name] if name in self._graded else self._gradebook.find_graded_cell(name, *key)
 
     def find_notebook(self, *key):
-        return self._gradebook.find_notebook(*key)
+        return self._notebook if key == self._key else self._gradebook.find_notebook(*key)
+
+
+# What OverwriteCells reads of the rows (its cell-by-cell pass and add_missing_cells), copied
+# out of the session: copies outlive it, and no commit can expire them.
+SOURCE_FIELDS = ("name", "cell_type", "locked", "checksum", "source")
+GRADED_FIELDS = ("name", "max_score", "cell_type")
+_KEPT: dict = {}   # (db_url, notebook, assignment) -> _read_cells, for scratch gradebooks
+
+
+def _copy(row, fields):
+    return types.SimpleNamespace(**{f: getattr(row, f) for f in fields})
+
+
+def _read_cells(gradebook, notebook, assignment):
+    """({name: source cell}, {name: graded cell}, the notebook's lists of cells): copies."""
+    found = gradebook.find_notebook(notebook, assignment)
+    source = [_copy(c, SOURCE_FIELDS) for c in found.source_cells]
+    graded = {}
+    for kind in (TaskCell, GradeCell):   # a grade cell first, as nbgrader looks them up
+        # each kind's own table in the same query, not one query per cell as its rows are read
+        graded.update((c.name, _copy(c, GRADED_FIELDS)) for c in gradebook.db.query(kind).filter(kind.notebook_id == found.id))
+    lists = types.SimpleNamespace(
+        source_cells=source, grade_cells=[_copy(c, GRADED_FIELDS) for c in found.grade_cells],
+        solution_cells=[_copy(c, ("name",)) for c in found.solution_cells],
+        task_cells=[_copy(c, GRADED_FIELDS) for c in found.task_cells])
+    return {c.name: c for c in source}, graded, lists
 
 
 class OverwriteCellsAtOnce(OverwriteCells):
@@ -55,7 +86,7 @@ class OverwriteCellsAtOnce(OverwriteCells):
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id, self.db_url = info["notebook"], info["assignment"], info["db_url"]
         with Gradebook(self.db_url) as gradebook:
-            self.gradebook = SourceCells(gradebook, self.notebook_id, self.assignment_id)
+            self.gradebook = SourceCells(gradebook, self.notebook_id, self.assignment_id, self.db_url)
             nb, resources = super(OverwriteCells, self).preprocess(nb, resources)   # cell by cell, as nbgrader's
             if self.add_missing_cells:
                 nb, resources = self.add_missing_grade_cells(nb, resources)

@@ -49,6 +49,11 @@ def scratch(db_url):
     _SCRATCH.add(db_url)
 
 
+def is_scratch(db_url):
+    """Whether ``db_url`` is a gradebook marked as scratch (``scratch``)."""
+    return db_url in _SCRATCH
+
+
 def _no_flushes(connection, _record):
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode = MEMORY")
