@@ -236,17 +236,27 @@ def test_request_text_is_the_request_encoded_once():
 
 
 def test_no_reference_source_is_stashed_in_a_warm_kernel():
-    """A warm kernel is forked with the requests of every function, before any learner code
-    runs: none may hold a reference solution (a callee's source goes with its caller's call,
-    after the callee itself was judged)."""
+    """A warm kernel is forked with the requests of every function and the notebook's own
+    cells, before any learner code runs: none may hold a reference solution (a callee's source
+    goes with its caller's call, after the callee itself was judged), nor a test cell's text
+    (its hidden tests)."""
+    import nbformat
+
     from assignments.grading.judging.judged_execute import prepared
     from assignments.gru_step_by_step import ASSIGNMENT as GRU
     for assignment in (A, GRU):
         keep = prepared(assignment)[2]
         sources = [assignment.callee_source(c) for ex in assignment.exercises for c in ex.callees]
-        assert sources and len(keep) == len(assignment.exercises) + 1
+        nb = nbformat.read(os.path.join(assignment.source_dir, assignment.notebook + ".ipynb"), as_version=4)
+        tests = [c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        answers = [c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+        assert sources and len(keep) == len(assignment.exercises) + 2
+        assert any("BEGIN HIDDEN TESTS" in t for t in tests) and len(answers) >= len(assignment.exercises)
+        cells = [json.loads(item["text"]) for item in keep.values() if item.get("cells")]
+        assert len(cells) == 1 and len(cells[0]) >= 5
         for item in keep.values():
-            assert not any(src in item["text"] or json.dumps(src)[1:-1] in item["text"] for src in sources)
+            for secret in sources + tests + answers:
+                assert secret not in item["text"] and json.dumps(secret)[1:-1] not in item["text"]
 
 
 def test_each_kernel_gets_its_own_token():
