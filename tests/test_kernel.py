@@ -498,3 +498,49 @@ def test_precompiled_cells_compile_and_run_as_ipython_does(monkeypatch, assignme
     finally:
         shell.ast_transformers.pop()
     assert ran(["print(1 + 1)\n"]) == ["2\n"]   # the precompiled module was not changed
+
+
+TRACEBACKS = """
+import json, linecache, sys
+from IPython.core import ultratb
+from IPython.utils import PyColorize
+from assignments.grading.shipped import zygote
+if sys.argv[1] == "patched":
+    zygote.warm_tracebacks()
+    zygote.frames_highlighted_once()
+name = "<a learner's cell>"
+text = ("import numpy as np\\n\\ndef inner(W, x):\\n    z = np.dot(W, x)\\n    return np.vstack([z, np.ones(4)])\\n\\n"
+        "def outer(W, x):\\n    a = inner(W,\\n              x)\\n    return a\\n\\nouter(np.ones((2, 3)), np.ones((3, 1)))\\n")
+linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+shown = []
+for _ in range(2):
+    for theme in PyColorize.theme_table:
+        for mode in ("Context", "Verbose"):
+            try:
+                exec(compile(text, name, "exec"), {})
+            except ValueError:
+                shown.append(ultratb.AutoFormattedTB(mode=mode, theme_name=theme).text(*sys.exc_info()))
+print(json.dumps([shown, len(zygote.FRAME_LEXERS)]))
+"""
+
+
+def test_tracebacks_highlight_each_frame_as_stack_data_does():
+    """zygote.frames_highlighted_once: stack_data highlights a traceback's frames with one
+    lexer class, made once (its rules compiled in the zygote), instead of a new class for
+    every frame. In a fresh process each, as kernels are, every theme and mode shows the same
+    tracebacks, character for character (but the addresses Verbose mode prints, which differ
+    between any two processes), the executing node's marks and a library's frame included."""
+    import re
+    import subprocess
+
+    def shown(how):
+        ran = subprocess.run([sys.executable, "-c", TRACEBACKS, how], capture_output=True, text=True, timeout=120,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        texts, lexers = json.loads(ran.stdout)
+        return [re.sub(r"0x[0-9a-f]+", "0x?", t) for t in texts], lexers
+
+    (stock, none), (ours, one) = shown("stock"), shown("patched")
+    assert ours == stock and (none, one) == (0, 1)
+    assert any("\x1b[" in t and "shape_base.py" in t and "vstack" in t for t in stock)
+    assert any("\x1b[30;43m" in t for t in stock)   # the node being executed, marked

@@ -540,6 +540,53 @@ def precompiled_cells():
     InteractiveShell.transform_ast = transform
 
 
+# stack_data, which IPython's tracebacks use, highlights each frame's code with a lexer class
+# it makes anew at every call (``_pygmented_with_ranges``), and Pygments compiles a class's
+# rules the first time it is used: about 15 ms of a kernel's CPU for each frame shown. One such
+# class per Pygments lexer, its rules compiled here in the zygote (``preload``), lexes alike.
+FRAME_LEXERS: dict = {}
+
+
+def frame_lexer(base):
+    """stack_data's lexer of a frame's code, over the Pygments lexer class ``base``: made once.
+    Its instances mark the tokens inside their ``ranges`` (the node being executed) as
+    stack_data's own class does."""
+    made = FRAME_LEXERS.get(base)
+    if made is None:
+        class FrameLexer(base):
+            ranges: list = []
+
+            def get_tokens(self, text):
+                length = 0
+                for ttype, value in super().get_tokens(text):
+                    if any(start <= length < end for start, end in self.ranges):
+                        ttype = ttype.ExecutingNode
+                    length += len(value)
+                    yield ttype, value
+
+        made = FRAME_LEXERS[base] = FrameLexer
+    return made
+
+
+def frames_highlighted_once():
+    """In a kernel: stack_data highlights a frame's code with ``frame_lexer``'s class instead
+    of a new one each time; the same tokens, so the same traceback."""
+    from stack_data import core, utils
+
+    def _pygmented_with_ranges(formatter, code, ranges):
+        import pygments
+        from pygments.lexers import get_lexer_by_name
+        lexer = frame_lexer(type(get_lexer_by_name("python3")))(stripnl=False)
+        lexer.ranges = ranges
+        try:
+            highlighted = pygments.highlight(code, lexer, formatter)
+        except Exception:   # as stack_data: code without highlighting rather than no traceback
+            highlighted = code
+        return highlighted.splitlines()
+
+    core._pygmented_with_ranges = utils._pygmented_with_ranges = _pygmented_with_ranges
+
+
 def plain_compiler():
     """IPython's cell compiler for the kernel, not the debugger's (see kernel.py's KERNEL_OPTIONS)."""
     from ipykernel.ipkernel import IPythonKernel
@@ -601,6 +648,7 @@ def run_kernel(req, bound_w=None, sealed_r=None):
         one_transform_per_request()
         signatures_once()
         precompiled_cells()
+        frames_highlighted_once()
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()   # what launch_new_instance does, in two steps
     if patched and PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
@@ -669,7 +717,9 @@ def warm_tracebacks():
     try:
         from IPython.core import ultratb
         from IPython.utils import PyColorize
+        from pygments.lexers import get_lexer_by_name
         themes = list(getattr(PyColorize, "theme_table", {})) or [None]
+        frame_lexer(type(get_lexer_by_name("python3")))(stripnl=False)   # its rules compiled, for every kernel
     except Exception:
         return
     name, text = "<zygote's traceback>", "def f(x):\n    return 1 / x\n\nf(0)\n"

@@ -91,6 +91,8 @@ RELIED_ON = {
     "IPython.core.interactiveshell.InteractiveShell.transform_cell": "shipped/zygote.py wraps it",
     "IPython.core.inputtransformer2.TransformerManager.do_token_transforms": "shipped/zygote.py wraps it",
     "IPython.core.compilerop.CachingCompiler.ast_parse": "shipped/zygote.py's precompiled_cells wraps it",
+    "stack_data.utils._pygmented_with_ranges":
+        "shipped/zygote.py's frames_highlighted_once does what it does, with one lexer class",
     "IPython.core.interactiveshell.InteractiveShell.transform_ast": "shipped/zygote.py's precompiled_cells wraps it",
     "IPython.core.interactiveshell.InteractiveShell.run_ast_nodes":
         "shipped/zygote.py's precompile compiles each statement as it does",
