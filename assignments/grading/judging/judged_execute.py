@@ -74,14 +74,12 @@ def own_cells(assignment):
     released: no answer, no test, nothing nbgrader's release would change (no delimiter).
     A test cell's text never goes into a kernel: its hidden tests are in it."""
     try:
-        nb = nbformat.read(os.path.join(assignment.source_dir, (assignment.notebook or assignment.id) + ".ipynb"),
-                           as_version=4)
+        nb = nbformat.read(os.path.join(assignment.source_dir, assignment.notebook + ".ipynb"), as_version=4)
     except (OSError, ValueError):   # no notebook here: each kernel compiles them
         return []
     return [cell.source for cell in nb.cells
-            if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("solution")
-            and not cell.metadata.get("nbgrader", {}).get("grade") and "BEGIN" not in cell.source
-            and "END" not in cell.source]
+            if cell.cell_type == "code" and not utils.is_solution(cell) and not utils.is_grade(cell)
+            and "BEGIN" not in cell.source and "END" not in cell.source]
 
 
 @functools.lru_cache(maxsize=None)
