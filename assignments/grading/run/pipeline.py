@@ -502,14 +502,14 @@ def store(config: Config, assignment: Assignment, work: str, result: Mapping[str
     code = evidence.answer_cells(nb, set(assignment.by_name))
     staged = os.path.join(work, "submitted", student, aid)
     timestamp = coursedir(config, aid, student).get_existing_timestamp(staged)
-    record.record(config, aid, name, student, nb, timestamp)
+    scored_otherwise = record.record(config, aid, name, student, nb, timestamp)
     graded = folders.write_autograded(config, aid, student, staged, os.path.join(work, "source", aid), name,
                                       result["notebook"], placer)
     if cache is not None:
         cache.take(os.path.join(graded, name + ".ipynb"), result["notebook"].encode("utf-8"), code)
     if result["feedback"] is None:
         shutil.rmtree(folders.folder(config, "feedback", student, aid), ignore_errors=True)
-    elif record.graded_by_hand_or_late(config, aid, name, student):
+    elif scored_otherwise:
         # the worker's page shows its own gradebook's scores: the class's differ (a score given
         # in formgrader, a late penalty), so the page is made here, by nbgrader, from the class's
         GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()

@@ -1,8 +1,8 @@
 """The class's gradebook. Only the grading process writes it, one submission at a time as
 results come back from the workers, so any number of workers is safe with SQLite (the
 default) and with a server database such as PostgreSQL (``CourseDirectory.db_url``).
-The grades are written by nbgrader's SaveAutoGrades (in one transaction: saveautogrades.py)
-and AssignLatePenalties.
+The grades are written by nbgrader's SaveAutoGrades (batched by saveautogrades.py, in one
+transaction with the student's and the submission's rows) and AssignLatePenalties.
 Rule (run/): only the grading process writes the class's gradebook and folders."""
 import copy
 import os
@@ -13,7 +13,7 @@ from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 
 from ..upstream import is_stock, speedups
-from ..upstream.saveautogrades import SaveAutoGradesAtOnce
+from ..upstream.saveautogrades import SaveAutoGradesAtOnce, one_transaction
 from .course import coursedir
 
 
@@ -88,14 +88,28 @@ def submitted_students(config, assignment_id):
 
 
 def record(config, assignment_id, notebook, student, nb, timestamp=None):
-    """Store one autograded notebook's grades, as nbgrader's autograde would have."""
+    """Store one autograded notebook's grades, as nbgrader's autograde would have. Returns
+    whether the class's gradebook now scores it otherwise than the notebook alone does
+    (``graded_by_hand_or_late``), read from the rows just written where it can be: the
+    student, the submission and the grades are written in one transaction, and the grader's
+    own scores and comments are among the rows SaveAutoGrades reads; only a late submission
+    has its penalty read back."""
     db_url, course_id = config.CourseDirectory.db_url, config.CourseDirectory.course_id
-    speedups.use(not is_stock(config))
-    with Gradebook(db_url, course_id) as gb:
-        gb.update_or_create_student(student)
-        gb.update_or_create_submission(assignment_id, student, **({"timestamp": timestamp} if timestamp else {}))
+    stock = is_stock(config)
+    speedups.use(not stock)
     resources = {"nbgrader": {"student": student, "assignment": assignment_id, "notebook": notebook,
                               "db_url": db_url, "course_id": course_id}}
-    for step in (SaveAutoGrades if is_stock(config) else SaveAutoGradesAtOnce, AssignLatePenalties):
-        nb, resources = step(config=config).preprocess(nb, resources)
-    return nb
+    when = {"timestamp": timestamp} if timestamp else {}
+    if stock:
+        with Gradebook(db_url, course_id) as gb:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(assignment_id, student, **when)
+        for step in (SaveAutoGrades, AssignLatePenalties):
+            nb, resources = step(config=config).preprocess(nb, resources)
+        return graded_by_hand_or_late(config, assignment_id, notebook, student)
+    with Gradebook(db_url, course_id) as gb, one_transaction(gb):
+        gb.update_or_create_student(student)
+        late = gb.update_or_create_submission(assignment_id, student, **when).total_seconds_late > 0
+        by_hand = SaveAutoGradesAtOnce(config=config).save_in(gb, nb, resources)
+    AssignLatePenalties(config=config).preprocess(nb, resources)   # reads the committed scores
+    return by_hand or (late and graded_by_hand_or_late(config, assignment_id, notebook, student))

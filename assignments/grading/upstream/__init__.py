@@ -72,6 +72,11 @@ RELIED_ON = {
     "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
     "nbgrader.api.Gradebook.close": "speedups.py replaces it",
     "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it",
+    "nbgrader.api.Gradebook.update_or_create_student":
+        "saveautogrades.py's one_transaction defers its commit (run/record.py)",
+    "nbgrader.api.Gradebook.add_student": "saveautogrades.py's one_transaction defers its commit (run/record.py)",
+    "nbgrader.api.Gradebook.update_or_create_submission":
+        "saveautogrades.py's one_transaction defers its commit (run/record.py)",
     "nbgrader.api.get_alembic_version": "speedups.py replaces it",
     "nbgrader.plugins.export.CsvExportPlugin.export": "export.py writes what it writes",
     "nbgrader.exchange.default.exchange.Exchange.do_copy": "collect.py replaces it (keeps links as links)",
