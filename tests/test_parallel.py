@@ -92,3 +92,35 @@ def test_feedback_page_is_nbgraders_own(sample_class, tmp_path, monkeypatch):
     for student in ("ada", "ben"):
         assert str(BeautifulSoup(pages["ours", student], features="html.parser")) == pages["stock", student]
     assert pages["ours", "ada"] != pages["ours", "ben"]
+
+
+def test_the_pool_reads_each_job_only_as_its_workers_need_it():
+    """dispatch.in_flight: a job is read from the iterator (staged) only when fewer than
+    ``ahead`` are unfinished, so the workers start before the last is staged; every job is
+    graded once."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assignments.grading.run import dispatch
+    read, first_started, lock = [], [], threading.Lock()
+
+    def jobs():
+        for i in range(12):
+            read.append(i)
+            yield i
+
+    def grade(i):
+        with lock:
+            first_started.append(len(read))
+        time.sleep(0.005)
+        return i * i
+
+    done = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for future, job in dispatch.in_flight(pool, grade, jobs(), ahead=3):
+            assert len(read) <= len(done) + 3   # never more than `ahead` read and not yet given back
+            assert future.result() == job * job
+            done.append(job)
+    assert sorted(done) == list(range(12))
+    assert first_started[0] <= 3   # the first ran while most were still unread

@@ -1,12 +1,16 @@
 """Where submissions are graded: in this process, in a pool of local worker processes (the
 default: one per core), or on a Dask cluster. Every way yields the workers' results as
 they finish, and a submission whose worker was lost is retried once, then reported.
+Jobs may come from an iterator that stages each submission when it is read: the local
+pool reads it as its workers need the next ones (``in_flight``), so they start on the first
+submissions while the rest are staged.
 Rule (run/): only the grading process writes the class's gradebook and folders."""
 import gc
 import importlib.util
+import itertools
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from traitlets import Integer, Unicode
 from traitlets.config import Configurable
@@ -26,14 +30,16 @@ class Dispatch(Configurable):
         wanted = self.workers or len(os.sched_getaffinity(0))
         return max(1, min(wanted, jobs))
 
-    def run(self, course, jobs, parent):
-        """Grade ``jobs`` with ``course``; yields one result per job. ``parent``: where local
-        workers unpack the course."""
-        if not jobs:
+    def run(self, course, jobs, parent, count=None):
+        """Grade ``jobs`` (a list, or an iterator of ``count`` jobs at most) with ``course``;
+        yields one result per job. ``parent``: where local workers unpack the course."""
+        count = len(jobs) if count is None else count
+        if not count:
             return
         if self.scheduler:
-            yield from self._on_dask(course, jobs)
-        elif self.local_workers(len(jobs)) == 1:
+            yield from self._on_dask(course, list(jobs))
+        elif self.local_workers(count) == 1:
+            jobs = list(jobs)   # staged first: here staging and grading take turns anyway
             w = worker.Worker(course, parent)
             try:
                 for job in jobs:
@@ -41,9 +47,9 @@ class Dispatch(Configurable):
             finally:
                 w.close()
         else:
-            yield from self._in_pool(course, jobs, parent)
+            yield from self._in_pool(course, jobs, parent, count)
 
-    def _in_pool(self, course, jobs, parent):
+    def _in_pool(self, course, jobs, parent, count):
         # fork: the workers start with everything this process already imported. Its objects
         # are moved out of the collector's reach first (Python's advice for forking servers):
         # each worker's collector would otherwise walk them all on its first full collection
@@ -51,23 +57,22 @@ class Dispatch(Configurable):
         gc.collect()
         gc.freeze()
         context = multiprocessing.get_context("fork")
-        pending = jobs
+        pending, workers = jobs, self.local_workers(count)
         for attempt in (1, 2):
             lost = []
-            with ProcessPoolExecutor(max_workers=self.local_workers(len(pending)), mp_context=context,
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                      initializer=worker.install, initargs=(course, parent)) as pool:
-                futures = {pool.submit(worker.grade_installed, job): job for job in pending}
-                for future in as_completed(futures):
+                for future, job in in_flight(pool, worker.grade_installed, pending, ahead=2 * workers):
                     try:
                         yield future.result()
                     except Exception as exc:   # the worker process died: not the submission's fault
-                        lost.append((futures[future], exc))
+                        lost.append((job, exc))
             if not lost:
                 return
             if attempt == 2:
                 for job, error in lost:
                     yield failed(job, f"the grading worker was lost twice ({type(error).__name__}: {error})")
-            pending = [job for job, _ in lost]
+            pending, workers = [job for job, _ in lost], self.local_workers(len(lost))
 
     def _on_dask(self, course, jobs):
         from dask.distributed import Client
@@ -110,6 +115,21 @@ def check_cluster(client, course):
         if problems:
             raise ClusterUnfit("; ".join(f"worker {a}: {p}" for a, p in sorted(problems.items()))
                                + ". Install bubblewrap on every worker, or pass --no-sandbox.")
+
+
+def in_flight(pool, grade, jobs, ahead):
+    """(future, job) for each of ``jobs`` as ``grade(job)`` finishes in ``pool``, with at most
+    ``ahead`` submitted and unfinished: the next jobs are read (staged) only as the workers
+    finish others, so they start before the last is staged."""
+    jobs, running = iter(jobs), {}
+    while True:
+        for job in itertools.islice(jobs, ahead - len(running)):
+            running[pool.submit(grade, job)] = job
+        if not running:
+            return
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in done:
+            yield future, running.pop(future)
 
 
 def failed(job, message):

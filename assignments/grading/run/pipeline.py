@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import itertools
 import json
 import os
 import re
@@ -169,25 +170,27 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
         judge, _, keep = prepared(assignment)   # the judge, with the reference's outputs on the hidden cases
         inputs = receipts.class_inputs(assignment, os.path.join(work, "release", aid), config, sandbox, judge)
         plan = plan_run(config, assignment, out, root, inputs, students, force)
-        records, jobs = stage_all(assignment, root, work, release_nb, sandbox, set(plan.graded))
-        for student, rec in records.items():
-            rec["receipt"] = plan.receipts[student]
+        # staged as the workers ask for them: they start on the first while the rest are staged
+        records: dict[str, Record] = {}
+        bar = Progress(len(plan.graded), enabled=progress)
+        first, jobs = peek(staged(assignment, root, work, release_nb, sandbox, records, set(plan.graded), plan.receipts,
+                                  bar.refused))
+        workers, foreseen = dispatch.local_workers(len(plan.graded)), None
         cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
-        foreseen = None
-        if jobs and not dispatch.scheduler:   # workers forked from here inherit what these make
+        if first is not None and not dispatch.scheduler:   # workers forked from here inherit what these make
             # the pages' templates and teaching text; while the zygote boots, also for a worker that
             # runs here (a rerun's one late submission), and the code of those kept, for the evidence
-            if dispatch.local_workers(len(jobs)) > 1 or ZYGOTES.booting():
-                feedback.warm(config, jobs[0]["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
+            if workers > 1 or ZYGOTES.booting():
+                feedback.warm(config, first["files"].get(assignment.notebook + ".ipynb"), assignment.notebook)
             if plan.kept and ZYGOTES.booting():
                 cache.read_ahead(assignment, config, sorted(plan.kept))
             ZYGOTES.ready(keep)
-            if plan.kept and dispatch.local_workers(len(jobs)) == 1:   # graded here: this process waits on kernels
+            if plan.kept and workers == 1:   # graded here: this process waits on kernels
+                jobs = list(jobs)
                 kept = [s for s, e in plan.kept.items() if e.get("status") != "unreadable"]
                 foreseen = evidence.foresee(assignment, config, release_nb, known_solutions, cache, kept,
                                             {j["student"]: j["files"].get(assignment.notebook + ".ipynb", b"") for j in jobs})
-        bar = Progress(len(jobs), enabled=progress)
-        judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache)
+        judged = run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache, count=bar.total)
     if progress:
         for note in exchange_notes(work, aid, records):
             print(f"note: {note}", file=sys.stderr)
@@ -200,6 +203,13 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
     return Run(results, sorted(records), sorted(plan.kept), changes)
 
 
+def peek(items):
+    """(the first of ``items`` or None, an iterator of all of them, the first included)."""
+    items = iter(items)
+    first = next(items, None)
+    return first, itertools.chain([first], items) if first is not None else iter(())
+
+
 def warn_without_cgroups(sandbox):
     """Say loudly at start when the shared zygote could make no cgroup per kernel."""
     if sandbox and ZYGOTES.zygote is not None and ZYGOTES.zygote.cgroups is None:
@@ -210,13 +220,14 @@ def warn_without_cgroups(sandbox):
               file=sys.stderr)
 
 
-def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache=None):
-    """Grade the staged submissions and store each result as it comes back: {student: what
+def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cache=None, count=None):
+    """Grade the staged submissions (``jobs``: a list, or an iterator of ``count`` at most that
+    stages each as it is read) and store each result as it comes back: {student: what
     results.json takes from its autograded notebook} (see ``verdicts``). ``cache``: the
     evidence's, which takes each notebook's code as it is stored."""
     judged = {}
     placer = folders.Placer(os.path.join(work, "files"))
-    for result in dispatch.run(course, jobs, parent=work):
+    for result in dispatch.run(course, jobs, parent=work, count=count):
         rec = records[result["student"]]
         rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
         if result["ok"]:
@@ -345,29 +356,37 @@ def seeded(config, aid, work):
     return seed, kept
 
 
-def stage_all(assignment, root, work, release_nb, sandbox, only=None):
-    """Stage every submission (of the students in ``only``, when given): {student: its
-    record so far}, and the workers' jobs for those that can be graded."""
+def staged(assignment, root, work, release_nb, sandbox, records, only=None, receipts=None, refused=None):
+    """Stage the submissions one at a time (of the students in ``only``, when given), as they
+    are read: yields the workers' job for each that can be graded, and puts every student's
+    record so far in ``records``, with its receipt from ``receipts``. ``refused()`` is called
+    for each that cannot be graded."""
+    for student in find_students(root, assignment.id, only):
+        records[student], job = stage_one(assignment, root, work, release_nb, sandbox, student)
+        if receipts is not None:
+            records[student]["receipt"] = receipts[student]
+        if job is not None:
+            yield job
+        elif refused is not None:
+            refused()
+
+
+def stage_one(assignment, root, work, release_nb, sandbox, student):
+    """One student's submission staged: (its record so far, its job or None)."""
+    if not STUDENT_ID.match(student):
+        return {"student": student, "status": "unreadable", "flags": [],
+                "message": "the student folder's name may only use letters, digits and . _ @ + -"}, None
     aid = assignment.id
-    records: dict[str, Record] = {}
-    jobs: list[Job] = []
-    for student in find_students(root, aid, only):
-        if not STUDENT_ID.match(student):
-            records[student] = {"student": student, "status": "unreadable", "flags": [],
-                                "message": "the student folder's name may only use letters, digits and . _ @ + -"}
-            continue
-        staged = os.path.join(work, "submitted", student, aid)
-        problem, flags = stage(assignment, os.path.join(root, student, aid), staged, release_nb)
-        gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
-        notes = [problem] if problem else []
-        if gone and not problem:
-            notes.append(f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
-                         f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
-        records[student] = {"student": student, "status": "unreadable" if problem else "pending",
-                            "message": "; ".join(notes), "flags": flags + ([] if sandbox else ["unsandboxed"])}
-        if not problem:
-            jobs.append({"student": student, "files": read_files(staged)})
-    return records, jobs
+    folder = os.path.join(work, "submitted", student, aid)
+    problem, flags = stage(assignment, os.path.join(root, student, aid), folder, release_nb)
+    gone = [f.split(":")[-1] for f in flags if f.startswith("tampered:deleted:") and f.split(":")[-1] in assignment.by_name]
+    notes = [problem] if problem else []
+    if gone and not problem:
+        notes.append(f"{len(gone)} of the {len(assignment.exercises)} answer cells were missing "
+                     f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
+    record = {"student": student, "status": "unreadable" if problem else "pending",
+              "message": "; ".join(notes), "flags": flags + ([] if sandbox else ["unsandboxed"])}
+    return record, None if problem else {"student": student, "files": read_files(folder)}
 
 
 def finish(config, assignment, out, records, judged, bar, partial=False, kept=None, evidence_of=None,

@@ -15,6 +15,11 @@ class Progress:
         self.enabled = enabled and total > 0
         self.rows = []
 
+    def refused(self):
+        """One submission fewer to grade: staging refused it (it is no job)."""
+        self.total -= 1
+        self.enabled = self.enabled and self.total > 0
+
     def update(self, result, status):
         self.done += 1
         self.rows.append({"student": result["student"], "status": status, "seconds": result.get("seconds", 0.0),
