@@ -14,6 +14,8 @@ with a comment of its own, so no cache sees the same text twice), then times
      the stock python3 kernel, no grading at all).
 CPU is the machine's busy time while each step runs (/proc/stat), so kernels and
 sandboxes are counted whichever process reaps them; run it on an otherwise idle machine.
+A virtual machine's steal (its cores ready, the hypervisor running another machine) is
+left out of it, and printed for the class.
 A virtual machine's speed drifts over minutes: with --rounds R, plain and ours take turns
 R times on the same submissions, and each round's ratios are printed, then their medians.
 With --growth it then grades 10, 40 and 160 submissions with both graders, ours with 1 and
@@ -75,11 +77,22 @@ for path in sys.argv[2:]:
 
 
 def busy_seconds():
-    """CPU time the whole machine has spent busy since boot."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
+    """CPU time the whole machine has spent busy since boot, not counting steal: the time its
+    virtual cores were ready to run but the hypervisor ran another machine (it swings with
+    the neighbours' load, and no process here used it)."""
+    fields = _cpu_fields()
     idle = fields[3] + fields[4]   # idle + iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    return (sum(fields[:7]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def steal_seconds():
+    """The hypervisor's steal since boot (busy_seconds leaves it out)."""
+    return _cpu_fields()[7] / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_fields():
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]] + [0] * 8
 
 
 def timed(cmd, cwd=None):
@@ -272,13 +285,17 @@ def class_benchmark(tmp, n, k, seed, workers):
           f"{sum(not bad for *_, bad in plan)} learners with everything right, "
           f"{sum(len(bad) == functions for *_, bad in plan)} with everything wrong", flush=True)
     out = os.path.join(tmp, "class-ours")
+    steal = steal_seconds()
     class_wall, class_cpu = timed(ours_cmd(root, out, workers), cwd=REPO)
-    print(f"class graded: {class_wall:.1f} s wall", flush=True)
+    print(f"class graded: {class_wall:.1f} s wall (steal, not counted as CPU: {steal_seconds() - steal:.1f} s)",
+          flush=True)
 
     plain = plain_course(os.path.join(tmp, "plain"), k)
+    steal = steal_seconds()
     plain_wall, plain_cpu = timed([os.path.join(BIN, "nbgrader"), "autograde", AID, "--log-level=ERROR"], cwd=plain)
     ours_k = os.path.join(tmp, "correct-ours")
     ours_wall, ours_cpu = timed(ours_cmd(plain, ours_k, workers), cwd=REPO)
+    print(f"plain and ours on {k}: steal, not counted as CPU: {steal_seconds() - steal:.1f} s", flush=True)
 
     graded = {s["student"]: s for s in read_results(out)["submissions"]}
     caught = missed = false_wrong = cut = 0
