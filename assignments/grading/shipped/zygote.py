@@ -480,7 +480,10 @@ def precompile(texts):
                                               PRECOMPILED, mode)
         except Exception:
             continue
-        if not caught and text not in CELLS:   # else the module dies here: its ids are not kept
+        # only the compiler's own warnings (it names the text compiled): another's, such as an
+        # unclosed file's collected meanwhile, says nothing of the cell
+        warned = any(w.filename == PRECOMPILED for w in caught)
+        if not warned and text not in CELLS:   # else the module dies here: its ids are not kept
             CELLS[text] = (flags, module)
             CODES.update(codes)
 
