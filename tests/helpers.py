@@ -200,6 +200,23 @@ def sql_statements(db_url, run):
     return result, counted
 
 
+def commits_made(db_url, run):
+    """run() while counting the commits made to the database ``db_url``, through any engine
+    (as ``sql_statements``): (its result, the count)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine, make_url
+    database, counted = make_url(db_url).database, [0]
+
+    def count(conn):
+        counted[0] += conn.engine.url.database == database
+    event.listen(Engine, "commit", count)
+    try:
+        result = run()
+    finally:
+        event.remove(Engine, "commit", count)
+    return result, counted[0]
+
+
 def copy_release_notebook(dest):
     shutil.copy(os.path.join(RELEASE, A.notebook + ".ipynb"), dest)
 

@@ -443,22 +443,6 @@ def test_precompiled_cells_compile_and_run_as_ipython_does(monkeypatch, assignme
     assert "y = 1 is 1\n" not in zygote.CELLS and "print(1 + 1\n" not in zygote.CELLS   # warns; does not parse
     from IPython.core.inputtransformer2 import TransformerManager
     assert all(TransformerManager().transform_cell(c) in zygote.CELLS for c in cells + extra[:5])
-    built = dict(zygote.CELLS), dict(zygote.CODES)
-    real_parse = CachingCompiler.ast_parse
-
-    def parse_after_another_warning(self, *args, **kwargs):   # an unclosed file collected meanwhile
-        import warnings
-        warnings.warn("unclosed file", ResourceWarning)
-        return real_parse(self, *args, **kwargs)
-    monkeypatch.setattr(CachingCompiler, "ast_parse", parse_after_another_warning)
-    zygote.CELLS.clear()
-    zygote.precompile(cells[:2] + ["y = 1 is 1\n"])
-    assert len(zygote.CELLS) == 2   # another's warning says nothing of the cell; the compiler's does
-    monkeypatch.setattr(CachingCompiler, "ast_parse", real_parse)
-    zygote.CELLS.clear()
-    zygote.CELLS.update(built[0])
-    zygote.CODES.update(built[1])
-
     def compiled(text, count):
         """The code objects a shell's compiler makes of a cell, as IPython runs it."""
         compiler, name = CachingCompiler(), f"<ipython-input-{count}-cafe>"
@@ -513,6 +497,16 @@ def test_precompiled_cells_compile_and_run_as_ipython_does(monkeypatch, assignme
     finally:
         shell.ast_transformers.pop()
     assert ran(["print(1 + 1)\n"]) == ["2\n"]   # the precompiled module was not changed
+    real_parse = CachingCompiler.ast_parse
+
+    def parse_after_another_warning(self, *args, **kwargs):   # an unclosed file collected meanwhile
+        import warnings
+        warnings.warn("unclosed file", ResourceWarning)
+        return real_parse(self, *args, **kwargs)
+    monkeypatch.setattr(CachingCompiler, "ast_parse", parse_after_another_warning)
+    monkeypatch.setattr(zygote, "CELLS", {})
+    zygote.precompile(cells[:2] + ["y = 1 is 1\n"])
+    assert len(zygote.CELLS) == 2   # another's warning says nothing of the cell; the compiler's does
 
 
 TRACEBACKS = """

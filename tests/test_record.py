@@ -1,10 +1,8 @@
 """record.py: the grading process stores a worker's result in the class's gradebook as
 nbgrader's steps would, in one transaction, and says whether a grader's own scoring stands."""
 import nbformat
-from helpers import course_gradebook, gradebook_savings, graded_release
+from helpers import commits_made, course_gradebook, gradebook_savings, graded_release
 from nbgrader.api import Gradebook
-from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
 
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
@@ -38,17 +36,10 @@ def test_record_writes_what_nbgraders_steps_write_in_one_transaction_and_says_wh
         said = []
         for config in (stock, ours):
             with gradebook_savings():   # as the course's run has them; stock's record takes them out
-                database, count = make_url(config.CourseDirectory.db_url).database, [0]
-
-                def counted(conn):
-                    count[0] += conn.engine.url.database == database
-                event.listen(Engine, "commit", counted)
-                try:
-                    flag = record.record(config, A.id, A.notebook, student, nbformat.from_dict(nb), timestamp)
-                finally:
-                    event.remove(Engine, "commit", counted)
+                flag, count = commits_made(config.CourseDirectory.db_url, lambda: record.record(
+                    config, A.id, A.notebook, student, nbformat.from_dict(nb), timestamp))
             assert flag == record.graded_by_hand_or_late(config, A.id, A.notebook, student)
-            said.append((flag, count[0]))
+            said.append((flag, count))
         assert recorded(stock, student) == recorded(ours, student)
         return said
 

@@ -2,11 +2,9 @@
 the same rows in the gradebook, in one transaction instead of one per cell."""
 import nbformat
 import pytest
-from helpers import course_gradebook, gradebook_savings, graded_release, sql_statements
+from helpers import commits_made, course_gradebook, gradebook_savings, graded_release, sql_statements
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
-from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
 
 from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 from assignments.rnn_step_by_step import ASSIGNMENT as A
@@ -22,16 +20,7 @@ def rows(config):
 def commits(config, resources, step, nb):
     """How many commits ``step`` makes to the course's gradebook, through any engine (the
     shared one of upstream/speedups.py, or nbgrader's own in stock mode)."""
-    database, count = make_url(config.CourseDirectory.db_url).database, [0]
-
-    def counted(conn):
-        count[0] += conn.engine.url.database == database
-    event.listen(Engine, "commit", counted)
-    try:
-        step(config=config).preprocess(nb, resources)
-    finally:
-        event.remove(Engine, "commit", counted)
-    return count[0]
+    return commits_made(config.CourseDirectory.db_url, lambda: step(config=config).preprocess(nb, resources))[1]
 
 
 def test_same_rows_as_nbgraders_own_in_one_transaction(tmp_path):
@@ -57,4 +46,3 @@ def test_a_grade_the_gradebook_lacks_raises_as_nbgrader_does(tmp_path):
     cell.metadata["nbgrader"]["grade_id"] = "test_not_in_the_gradebook"
     with pytest.raises(MissingEntry):
         commits(config, resources, SaveAutoGradesAtOnce, nb)
-

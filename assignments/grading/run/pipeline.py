@@ -175,7 +175,7 @@ def grade_class(assignment: Assignment, submissions: str, out: str, sandbox: boo
         bar = Progress(len(plan.graded), enabled=progress)
         first, jobs = peek(staged(assignment, root, work, release_nb, sandbox, records, set(plan.graded), plan.receipts,
                                   bar.refused))
-        workers, foreseen = dispatch.local_workers(len(plan.graded)), None
+        workers, foreseen = dispatch.local_workers(bar.total), None   # the jobs still expected, as run_jobs is told
         cache = evidence.Cache(os.path.join(work, CACHE, f"evidence-{aid}.json"), receipts.of(inputs), fresh=force)
         if first is not None and not dispatch.scheduler:   # workers forked from here inherit what these make
             # the pages' templates and teaching text; while the zygote boots, also for a worker that
