@@ -177,12 +177,13 @@ def test_cells_drawn_once_give_the_same_pages(sample_class, monkeypatch):
 
 def _code_sources():
     """Code written by others and by us: the sample class's cells, learners' fixtures and the
-    course's own Python files, plus texts that lean on the lexer's corners."""
+    opening of each of the course's own Python files (their whole text is lexed in
+    tests/test_highlighting.py), plus texts that lean on the lexer's corners."""
     sources = []
     for root, _, files in os.walk(os.path.join(REPO, "tests", "fixtures")):
         sources += [open(os.path.join(root, f), encoding="utf-8").read() for f in files if f.endswith(".py")]
     for root, _, files in os.walk(os.path.join(REPO, "assignments")):
-        sources += [open(os.path.join(root, f), encoding="utf-8").read() for f in files if f.endswith(".py")]
+        sources += [open(os.path.join(root, f), encoding="utf-8").read()[:2500] for f in files if f.endswith(".py")]
     for root, _, files in os.walk(os.path.join(REPO, "release")):
         for f in files:
             if f.endswith(".ipynb"):

@@ -110,6 +110,7 @@ BUILD = ("import sys; from assignments.gru_step_by_step import ASSIGNMENT as a; 
          "release.build(a, sys.argv[1], sys.argv[2])")
 
 
+@pytest.mark.slow   # a release built again per CPU, in a new process: in `make test`, as test_reproducible's
 @pytest.mark.parametrize("name,env", sorted(variants().items()), ids=sorted(variants()))
 def test_gru_release_is_byte_identical_on_another_cpu(tmp_path, name, env):
     """As tests/test_reproducible.py proves for the first notebook: now that the GRU's
@@ -189,6 +190,7 @@ DRAW_ZH = ("import hashlib; from assignments.rnn_step_by_step import figures as 
            "+ [g.draw(n, lang='zh-CN') for n in sorted(g.FIGURES)]).encode()).hexdigest())")
 
 
+@pytest.mark.slow   # every figure drawn again per CPU, in a new process: in `make test`
 @pytest.mark.parametrize("name,env", sorted(variants().items()) + [("fresh-font-list", {})],
                          ids=sorted(variants()) + ["fresh-font-list"])
 def test_zh_figures_are_the_same_bytes_on_another_cpu_and_font_list(tmp_path, name, env):

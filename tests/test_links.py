@@ -24,47 +24,66 @@ def _solution_line():
                 if "dot" in line or "@" in line)
 
 
-def _plant(root, how):
-    """Ada's class of one, plus mallory, whose submission is or holds a link (or a pipe)."""
-    samples = build_samples(str(root / "samples"))
-    folder = root / "in"
-    shutil.copytree(os.path.join(samples, "submitted", "ada"), folder / "ada")
-    mine = folder / "mallory" / AID
+ATTACKS = ["notebook", "assignment folder", "student folder", "extra file", "pipe"]
+
+
+def _plant(folder, samples, how, student="mallory"):
+    """``student``'s submission in ``folder``, which is or holds a link (or a pipe)."""
+    mine = folder / student / AID
     if how == "notebook":
         mine.mkdir(parents=True)
         os.symlink(SOURCE_NOTEBOOK, mine / (AID + ".ipynb"))
     elif how == "assignment folder":
-        (folder / "mallory").mkdir()
+        (folder / student).mkdir()
         os.symlink(os.path.dirname(SOURCE_NOTEBOOK), mine)
     elif how == "student folder":
-        os.symlink(os.path.join(samples, "submitted", "ada"), folder / "mallory")
+        os.symlink(os.path.join(samples, "submitted", "ada"), folder / student)
     elif how in ("extra file", "pipe"):
         shutil.copytree(os.path.join(samples, "submitted", "ben", AID), mine)
         if how == "pipe":
             os.mkfifo(mine / "notes.txt")
         else:
             os.symlink(os.path.join(REPO, "assignments", "rnn_step_by_step", "reference.py"), mine / "notes.py")
+
+
+def _class(root, attacks):
+    """Ada's class, plus one student per attack (mallory, or mallory_<attack> for several)."""
+    samples = build_samples(str(root / "samples"))
+    folder = root / "in"
+    shutil.copytree(os.path.join(samples, "submitted", "ada"), folder / "ada")
+    for how in attacks:
+        _plant(folder, samples, how, "mallory" if len(attacks) == 1 else _student(how))
     return folder
 
 
-@pytest.mark.parametrize("how", ["notebook", "assignment folder", "student folder", "extra file", "pipe"])
-def test_a_submission_that_is_or_holds_a_link_is_refused(assignment, tmp_path, how):
-    folder = _plant(tmp_path, how)
-    results = pipeline.grade(assignment, str(folder), str(tmp_path / "out"))
-    found = {s["student"]: s for s in results["submissions"]}
+def _student(how):
+    return "mallory_" + how.replace(" ", "_")
+
+
+@pytest.fixture(scope="module")
+def linked(assignment, tmp_path_factory):
+    """Every attack in one class, graded once: each is refused and the class goes on."""
+    root = tmp_path_factory.mktemp("links")
+    results = pipeline.grade(assignment, str(_class(root, ATTACKS)), str(root / "out"))
+    return root / "out", {s["student"]: s for s in results["submissions"]}
+
+
+@pytest.mark.parametrize("how", ATTACKS)
+def test_a_submission_that_is_or_holds_a_link_is_refused(linked, how):
+    out, found = linked
     assert found["ada"]["status"] == "graded" and found["ada"]["score"] == 100
-    mallory = found["mallory"]
+    mallory = found[_student(how)]
     assert mallory["status"] == "unreadable" and mallory["score"] == 0, mallory
     assert "symbolic link or a special file" in mallory["message"]
     assert any(f.startswith("tampered:link:") for f in mallory["flags"]), mallory["flags"]
     for kind in ("autograded", "feedback"):   # nothing of it reached a page or a graded notebook
-        assert not os.path.exists(tmp_path / "out" / kind / "mallory"), kind
+        assert not os.path.exists(out / kind / _student(how)), kind
 
 
 def test_without_the_refusal_a_linked_notebook_earns_every_point(assignment, tmp_path, monkeypatch):
     """The attack itself: with ``stage`` following links as it did, the link to the source
     notebook is graded as the solutions."""
-    folder = _plant(tmp_path, "notebook")
+    folder = _class(tmp_path, ["notebook"])
     monkeypatch.setattr(pipeline.inspect_submission, "not_regular", lambda folder: [])
     monkeypatch.setattr(pipeline.inspect_submission, "read_regular",
                         lambda path: open(path, encoding="utf-8").read())

@@ -24,6 +24,16 @@ from nbgrader.utils import find_all_files
 from .course import coursedir
 
 
+def read_files(folder):
+    """Every file under ``folder``, by its path relative to it: {path: bytes}."""
+    found = {}
+    for d, _, names in os.walk(folder):
+        for name in names:
+            with open(os.path.join(d, name), "rb") as f:
+                found[os.path.relpath(os.path.join(d, name), folder)] = f.read()
+    return found
+
+
 def permissions(config, converter, default):
     """The octal permissions (e.g. 444) nbgrader's ``converter`` gives the files it writes:
     configured on it or on BaseConverter, else nbgrader's default (``default``, or 664 when

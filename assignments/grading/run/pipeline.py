@@ -30,7 +30,6 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import GenerateFeedback
 from nbgrader.plugins.export import CsvExportPlugin
 
-from .. import GRADING
 from ..authoring.generated import write_generated
 from ..contract import messages
 from ..judging.judged_execute import prepared
@@ -39,7 +38,7 @@ from ..sandbox.zygotes import ZYGOTES
 from ..upstream import export as grades_export
 from ..upstream import feedback, is_stock
 from ..upstream.saveautogrades import grades_of
-from . import evidence, folders, inspect_submission, receipts, record
+from . import evidence, folders, inspect_submission, receipts, record, seeding
 from .course import coursedir
 from .dispatch import Dispatch
 from .progress import Progress
@@ -318,42 +317,17 @@ def prepare_course(config: Config, assignment: Assignment, work: str) -> tuple[C
     shutil.copytree(assignment.source_dir, os.path.join(work, "source", aid),
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     write_generated(assignment, os.path.join(work, "source", aid), reuse_release=True)
-    seed, kept = seeded(config, aid, work)   # also writes the release, and WORK/seed.db
+    seed, kept = seeding.seeded(config, aid, work)   # also writes the release, and WORK/seed.db
     # the feedback pages' compiled templates and shared cells, kept with the seed: made by the same code
     config.FeedbackExporter.cache_dir = os.path.join(kept, "pages")
+    record.start_from_seed(config, seed)   # a new SQLite gradebook: the seed's copy
     record.prepare(config, aid, like="sqlite:///" + os.path.join(work, "seed.db"))
     course = Course(config=config, assignment_id=aid, notebook=assignment.notebook,
-                    source=read_files(os.path.join(work, "source", aid)), gradebook=seed)
+                    source=folders.read_files(os.path.join(work, "source", aid)), gradebook=seed)
     # the run's own release, as nbgrader just wrote or the cache kept it: no need to validate it again
     with open(os.path.join(work, "release", aid, assignment.notebook + ".ipynb"), encoding="utf-8") as f:
         release_nb = nbformat.v4.reads(f.read())   # nbformat.read's notebook, but for validating it
     return course, release_nb
-
-
-def seeded(config, aid, work):
-    """``record.seed``'s bytes (also in WORK/seed.db), with the run's release in WORK/release/: reused from an earlier
-    run when the source folder, the configuration, nbgrader and the engine are the same
-    (WORK/cache/<their digest>/), made by nbgrader otherwise (a second or so) and kept there.
-    Only the latest is kept. Returns (the bytes, that folder)."""
-    import nbgrader
-    key = receipts.of([receipts.files_digest(os.path.join(work, "source", aid)), nbgrader.__version__,
-                       json.dumps(config, sort_keys=True, default=repr), receipts.files_digest(GRADING)]).split(":")[1]
-    kept = os.path.join(work, CACHE, key)
-    release = os.path.join(work, "release", aid)
-    if os.path.isfile(os.path.join(kept, "seed.db")) and os.path.isdir(os.path.join(kept, "release")):
-        shutil.copytree(os.path.join(kept, "release"), release)
-        shutil.copyfile(os.path.join(kept, "seed.db"), os.path.join(work, "seed.db"))
-        with open(os.path.join(kept, "seed.db"), "rb") as f:
-            return f.read(), kept
-    seed = record.seed(config, aid, os.path.join(work, "seed.db"))
-    for name in os.listdir(os.path.join(work, CACHE)) if os.path.isdir(os.path.join(work, CACHE)) else ():
-        if os.path.isdir(os.path.join(work, CACHE, name)):   # an earlier seed (the files beside are evidence.Cache's)
-            shutil.rmtree(os.path.join(work, CACHE, name), ignore_errors=True)
-    shutil.copytree(release, os.path.join(kept + ".part", "release"))
-    with open(os.path.join(kept + ".part", "seed.db"), "wb") as f:
-        f.write(seed)
-    os.replace(kept + ".part", kept)
-    return seed, kept
 
 
 def staged(assignment, root, work, release_nb, sandbox, records, only=None, receipts=None, refused=None):
@@ -386,7 +360,7 @@ def stage_one(assignment, root, work, release_nb, sandbox, student):
                      f"({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''}): they were restored empty and earn nothing")
     record = {"student": student, "status": "unreadable" if problem else "pending",
               "message": "; ".join(notes), "flags": flags + ([] if sandbox else ["unsandboxed"])}
-    return record, None if problem else {"student": student, "files": read_files(folder)}
+    return record, None if problem else {"student": student, "files": folders.read_files(folder)}
 
 
 def finish(config, assignment, out, records, judged, bar, partial=False, kept=None, evidence_of=None,
@@ -502,11 +476,6 @@ def sort_rows(path: str) -> None:
     key = [header.index(c) for c in ("assignment", "student_id") if c in header]
     with open(path, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([header] + sorted(rows, key=lambda r: [r[i] for i in key] + r))
-
-
-def read_files(folder: str) -> dict[str, bytes]:
-    return {os.path.relpath(os.path.join(d, n), folder): open(os.path.join(d, n), "rb").read()
-            for d, _, names in os.walk(folder) for n in names}
 
 
 def store(config: Config, assignment: Assignment, work: str, result: Mapping[str, Any],

@@ -55,6 +55,33 @@ def seed(config, assignment_id, path):
         return db.serialize()
 
 
+def start_from_seed(config, seed):
+    """Write a class's gradebook that is to be a new SQLite file as the seed's bytes (``seed``):
+    the seed holds what GenerateAssignment writes into a new gradebook from the same source and
+    configuration, so ``prepare`` then finds the assignment there and writes nothing, where it
+    would run GenerateAssignment again and create nbgrader's tables (half a second to a second).
+    A gradebook that exists, a server's, or stock mode's is left to ``prepare``. Returns whether
+    the seed was written."""
+    from sqlalchemy.engine import make_url
+    url = make_url(config.CourseDirectory.db_url)
+    path = url.database
+    if is_stock(config) or url.get_backend_name() != "sqlite" or not path or path == ":memory:" or url.query:
+        return False
+    if os.path.exists(path):
+        return False
+    part = f"{path}.{os.getpid()}.seed"
+    try:
+        with open(part, "wb") as f:
+            f.write(seed)
+        os.link(part, path)   # never over a gradebook made meanwhile
+    except OSError:   # made meanwhile, or a folder without hard links: prepare makes it as nbgrader does
+        return False
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+    return True
+
+
 def graded_by_hand_or_late(config, assignment_id, notebook, student):
     """Whether the class's gradebook scores this submission otherwise than its autograded
     notebook alone does: a score or comment given by hand (formgrader), extra credit, or a

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from traitlets.config import Config
 
 WORK = ".nbgrader"          # the run's private course folder, under --out
-CACHE = "cache"             # under WORK, kept from run to run: the seed gradebook and release (pipeline.seeded)
+CACHE = "cache"             # under WORK, kept from run to run: the seed gradebook and release (seeding.seeded)
 KERNELS = "kernels"         # under WORK, the kernels' scratch folders
 
 

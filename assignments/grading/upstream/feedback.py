@@ -173,7 +173,7 @@ class RenderedCells:
     draws only that learner's own cells, instead of the whole teaching text again (most of
     a first page's second). The folder's name must change with whatever else a cell's HTML
     is drawn from (the templates, the page's code, the versions in ``DRAWN_BY``): the grading
-    run names it after them (pipeline.seeded). Writes are atomic; a folder that cannot be
+    run names it after them (seeding.seeded). Writes are atomic; a folder that cannot be
     read or written only means drawing again."""
 
     def __init__(self, max_bytes=MAX_RENDERED_BYTES, folder=None):
