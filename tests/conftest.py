@@ -105,7 +105,8 @@ def notebook_namespace():
 
 # Markers (pytest.ini) given by what a test needs, so that no module has to remember them.
 _SANDBOXED = {"sample_class", "hostile"}
-_CLASS_GRADED_AGAIN = {"graded_with_known"}   # fixtures that grade a whole class once more: slow
+# fixtures that grade a whole class once more, or twice to compare two ways of grading it: slow
+_CLASS_GRADED_AGAIN = {"graded_with_known", "both", "both_ways"}
 _MODULE_MARKS = {"test_cluster": ("postgres", "slow", "sandbox"), "test_hostile": ("slow", "sandbox"),
                  "test_isolation": ("slow", "sandbox"),
                  "test_robustness": ("slow", "sandbox"), "test_reproducible": ("slow",), "test_agreement": ("slow",),

@@ -101,6 +101,7 @@ def test_an_edit_is_checked_line_for_line():
 
 
 @pytest.mark.sandbox
+@pytest.mark.slow   # the class graded twice, to compare (conftest's _CLASS_GRADED_AGAIN)
 def test_a_class_sharing_a_wrong_function_gets_what_each_would_get_alone(tmp_path):
     """Four learners hand in the same wrong lstm_cell_backward, each at another place in their
     cell; graded by one worker, the later ones' searches are remembered. Every entry is the
