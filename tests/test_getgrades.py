@@ -7,7 +7,8 @@ from helpers import course_gradebook, graded_release, sql_statements
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import GetGrades
 
-from assignments.grading.upstream.getgrades import GetGradesAtOnce
+from assignments.grading.upstream import getgrades
+from assignments.grading.upstream.getgrades import GetGradesAtOnce, GetGradesFromNotebook
 from assignments.grading.upstream.saveautogrades import SaveAutoGradesAtOnce
 
 
@@ -39,6 +40,43 @@ def test_a_cell_the_gradebook_lacks_raises_as_nbgrader_does(tmp_path):
     nb = graded_release(config)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("test_"))
     cell.metadata["nbgrader"]["grade_id"] = "test_not_in_the_gradebook"
-    for step in (GetGrades, GetGradesAtOnce):
+    for step in (GetGrades, GetGradesAtOnce, GetGradesFromNotebook):
         with pytest.raises(MissingEntry):
             step(config=config).preprocess(nbformat.from_dict(nb), resources)
+
+
+def test_scores_worked_out_from_the_notebook_are_those_saved_and_read_back(tmp_path):
+    """A worker's page (GetGradesFromNotebook): the fields nbgrader's GetGrades reads after
+    SaveAutoGrades wrote them, without either writing or reading a grade; a grade cell the
+    notebook lacks counts no score and keeps its points, as its empty row does."""
+    totals = []
+    for case in ("whole", "a test cell missing"):
+        config, resources = course_gradebook(tmp_path / case.replace(" ", "_"))
+        nb = graded_release(config)
+        if case != "whole":
+            nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_rnn_forward"]
+        SaveAutoGradesAtOnce(config=config).preprocess(nbformat.from_dict(nb), resources)
+        saved = fields(*GetGrades(config=config).preprocess(nbformat.from_dict(nb), dict(resources)))
+        ours = fields(*GetGradesFromNotebook(config=config).preprocess(nbformat.from_dict(nb), dict(resources)))
+        assert ours == saved
+        totals.append(saved[1])
+        _, sql = sql_statements(config.CourseDirectory.db_url,
+                                lambda: GetGradesFromNotebook(config=config).preprocess(nbformat.from_dict(nb), dict(resources)))
+        assert sql["SELECT"] == 0   # the cells' points are read once per gradebook
+    assert totals[1]["score"] < totals[0]["score"] and totals[1]["max_score"] == totals[0]["max_score"]
+
+
+def test_a_worker_leaves_out_the_grades_steps_only_for_the_courses_lists():
+    from traitlets.config import Config
+
+    from assignments.grading.run.course import load_config
+    config = load_config("/nonexistent")
+    before = list(config.Autograde.autograde_preprocessors)
+    assert getgrades.in_a_worker(config)
+    assert [p for p in before if p not in getgrades.SCORED_IN_A_WORKER] == config.Autograde.autograde_preprocessors
+    assert len(before) == len(config.Autograde.autograde_preprocessors) + 2
+    assert "assignments.grading.upstream.getgrades.GetGradesFromNotebook" in config.GenerateFeedback.preprocessors
+    other = Config()
+    other.Autograde.autograde_preprocessors = list(before)   # a page that reads the gradebook some other way
+    other.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades"]
+    assert not getgrades.in_a_worker(other) and other.Autograde.autograde_preprocessors == before

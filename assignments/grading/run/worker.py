@@ -5,7 +5,9 @@ A worker receives the course once (``Course``: the run's nbgrader config, the as
 source files, and a gradebook holding only the assignment) and keeps it in a private
 folder for every submission it grades. There it runs nbgrader's own Autograde and
 GenerateFeedback against that private gradebook, and hands back the autograded notebook
-and the feedback page. It never touches the class's gradebook or output folder, so
+and the feedback page. The grades are not written there: the page's scores come from the
+notebook (upstream/getgrades.py's GetGradesFromNotebook), and the grading process writes
+them into the class's gradebook. It never touches the class's gradebook or output folder, so
 workers cannot race one another: the grading process records the grades, alone
 (``record.py``).
 Rule (run/): only the grading process writes the class's gradebook and folders.
@@ -31,7 +33,7 @@ from ..measure import steps
 from ..sandbox.kernel import take_notes
 from ..sandbox.spare import SPARE
 from ..sandbox.zygotes import ZYGOTES
-from ..upstream import is_stock, speedups
+from ..upstream import getgrades, is_stock, speedups
 from ..upstream.autograde import OnePassAutograde
 from .course import coursedir
 
@@ -74,6 +76,8 @@ class Worker:
         config.CourseDirectory.db_url = "sqlite:///" + os.path.join(self.root, "gradebook.db")
         self.stock = is_stock(config)   # nbgrader's own steps (upstream/__init__.py)
         speedups.use(not self.stock)
+        if not self.stock:   # the page's scores from the notebook, not written into this gradebook and read back
+            getgrades.in_a_worker(config)
         speedups.scratch(config.CourseDirectory.db_url)   # deleted with the worker's folder
         for trait, folder in (("source_directory", "source"), ("release_directory", "release"),
                               ("submitted_directory", "submitted"), ("autograded_directory", "autograded"),

@@ -67,6 +67,12 @@ RELIED_ON = {
     "nbgrader.preprocessors.base.NbGraderPreprocessor": "clearhiddentests.py declares its display_data_priority again",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades._add_score":
+        "getgrades.py's GetGradesFromNotebook works out the score it saves",
+    "nbgrader.preprocessors.saveautogrades.SaveAutoGrades._add_comment":
+        "getgrades.py's GetGradesFromNotebook works out the comment it saves",
+    "nbgrader.preprocessors.getgrades.GetGrades._get_score": "getgrades.py's _Scored answers what it asks",
+    "nbgrader.preprocessors.getgrades.GetGrades._get_comment": "getgrades.py's _Scored answers what it asks",
     "nbgrader": "package.py registers the package without running its __init__.py",
     "jsonschema._format": "package.py hides the modules of its optional format checkers",
     "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
