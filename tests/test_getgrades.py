@@ -66,10 +66,12 @@ def test_scores_worked_out_from_the_notebook_are_those_saved_and_read_back(tmp_p
     assert totals[1]["score"] < totals[0]["score"] and totals[1]["max_score"] == totals[0]["max_score"]
 
 
-def test_a_worker_leaves_out_the_grades_steps_only_for_the_courses_lists():
+def test_a_worker_leaves_out_the_grades_steps_only_for_the_courses_lists(monkeypatch):
     from traitlets.config import Config
 
     from assignments.grading.run.course import load_config
+    from assignments.grading.upstream import stock
+    monkeypatch.delenv("RNN_COURSE_STOCK_NBGRADER", raising=False)   # the course's own lists, in either mode
     config = load_config("/nonexistent")
     before = list(config.Autograde.autograde_preprocessors)
     assert getgrades.in_a_worker(config)
@@ -80,3 +82,8 @@ def test_a_worker_leaves_out_the_grades_steps_only_for_the_courses_lists():
     other.Autograde.autograde_preprocessors = list(before)   # a page that reads the gradebook some other way
     other.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades"]
     assert not getgrades.in_a_worker(other) and other.Autograde.autograde_preprocessors == before
+    stocked = load_config("/nonexistent")
+    stock(stocked)   # nbgrader's own SaveAutoGrades and GetGrades: the worker keeps them
+    lists = (list(stocked.Autograde.autograde_preprocessors), list(stocked.GenerateFeedback.preprocessors))
+    assert not getgrades.in_a_worker(stocked)
+    assert (stocked.Autograde.autograde_preprocessors, stocked.GenerateFeedback.preprocessors) == lists
