@@ -27,7 +27,7 @@ def _solution_line():
 ATTACKS = ["notebook", "assignment folder", "student folder", "extra file", "pipe"]
 
 
-def _plant(folder, samples, how, student="mallory"):
+def _plant(folder, samples, how, student):
     """``student``'s submission in ``folder``, which is or holds a link (or a pipe)."""
     mine = folder / student / AID
     if how == "notebook":
@@ -47,12 +47,12 @@ def _plant(folder, samples, how, student="mallory"):
 
 
 def _class(root, attacks):
-    """Ada's class, plus one student per attack (mallory, or mallory_<attack> for several)."""
+    """Ada's class, plus one student per attack (``_student``)."""
     samples = build_samples(str(root / "samples"))
     folder = root / "in"
     shutil.copytree(os.path.join(samples, "submitted", "ada"), folder / "ada")
     for how in attacks:
-        _plant(folder, samples, how, "mallory" if len(attacks) == 1 else _student(how))
+        _plant(folder, samples, how, _student(how))
     return folder
 
 
@@ -88,7 +88,7 @@ def test_without_the_refusal_a_linked_notebook_earns_every_point(assignment, tmp
     monkeypatch.setattr(pipeline.inspect_submission, "read_regular",
                         lambda path: open(path, encoding="utf-8").read())
     results = pipeline.grade(assignment, str(folder), str(tmp_path / "out"))
-    mallory = next(s for s in results["submissions"] if s["student"] == "mallory")
+    mallory = next(s for s in results["submissions"] if s["student"] == _student("notebook"))
     assert mallory["status"] == "graded" and mallory["score"] == 100
 
 

@@ -498,8 +498,9 @@ def store(config: Config, assignment: Assignment, work: str, result: Mapping[str
     if result["feedback"] is None:
         shutil.rmtree(folders.folder(config, "feedback", student, aid), ignore_errors=True)
     elif scored_otherwise:
-        # the worker's page shows its own gradebook's scores: the class's differ (a score given
-        # in formgrader, a late penalty), so the page is made here, by nbgrader, from the class's
+        # the worker's page shows the notebook's own scores: the class's gradebook scores it
+        # otherwise (a score given in formgrader, a late penalty), so the page is made here, by
+        # nbgrader, from the class's
         GenerateFeedback(coursedir=coursedir(config, aid, student), config=config).start()
     else:
         folders.write_feedback(config, aid, student, name, result["feedback"], placer)
