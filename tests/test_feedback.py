@@ -175,6 +175,25 @@ def test_cells_drawn_once_give_the_same_pages(sample_class, monkeypatch):
     assert drawn == []
 
 
+def test_a_cells_key_stands_for_its_whole_text(monkeypatch):
+    """Keys name a cell's text by its digest: the same text in another notebook's cell (a new
+    object) gets the same key, any change of a character another, also once the digests kept
+    were forgotten."""
+    monkeypatch.setattr(feedback, "DIGESTS_KEPT", 2)
+    cells = feedback.RenderedCells()
+    nb = nbformat.v4.new_notebook()
+    resources = {"share_cells": True}
+    text = "# Part 1\n" + "<svg>" + "x" * 50000 + "</svg>\n"
+
+    def key(source):
+        return cells.key(nbformat.v4.new_markdown_cell("".join(list(source)), id="same"), resources, nb)
+    first = key(text)
+    assert key(text) == first
+    others = {key(text[:-2] + "y\n"), key(text + " "), key("# Part 1\n"), key("é\ud800")}
+    assert len(others) == 4 and first not in others
+    assert key(text) == first   # the digests were forgotten meanwhile: worked out again, the same
+
+
 def _code_sources():
     """Code written by others and by us: the sample class's cells, learners' fixtures and the
     opening of each of the course's own Python files (their whole text is lexed in

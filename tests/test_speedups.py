@@ -58,9 +58,39 @@ def test_cached_metadata_validation_raises_what_jsonschema_raises():
     for bad in (dict(good, points="many"), dict(good, grade_id=3), {"grade": True}):
         with pytest.raises(jsonschema.ValidationError) as stock:
             jsonschema.validate(bad, schema)
-        with pytest.raises(jsonschema.ValidationError) as ours:
-            cached.validate(bad, schema)
-        assert ours.value.message == stock.value.message
+        for _ in range(2):   # checked again: the same error, never a remembered pass
+            with pytest.raises(jsonschema.ValidationError) as ours:
+                cached.validate(bad, schema)
+            assert ours.value.message == stock.value.message
+
+
+def test_metadata_is_checked_once_and_a_change_is_checked_again(monkeypatch):
+    """The cache remembers only metadata found valid, by its whole JSON text under its schema's:
+    the same metadata is not checked twice; changed metadata, or another schema, is checked."""
+    import jsonschema
+    import pytest
+    from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
+    schema = MetadataValidatorV3().schema
+    cached = speedups.CachedJsonschema()
+    checks = []
+    stock = speedups._validator
+
+    def counted(text):
+        checks.append(text)
+        return stock(text)
+    monkeypatch.setattr(speedups, "_validator", counted)
+    good = {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": 1, "schema_version": 3}
+    for _ in range(3):
+        cached.validate(dict(good), schema)
+    assert len(checks) == 1
+    with pytest.raises(jsonschema.ValidationError):
+        cached.validate(dict(good, points=True), schema)   # JSON's true is no number
+    cached.validate(dict(good, points=2.0), schema)
+    assert len(checks) == 3
+    stricter = dict(schema, required=[*schema.get("required", []), "task"])
+    with pytest.raises(jsonschema.ValidationError):
+        cached.validate(dict(good), stricter)   # the same metadata under another schema
+    assert len(checks) == 4
 
 
 def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path, savings):

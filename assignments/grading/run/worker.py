@@ -76,8 +76,10 @@ class Worker:
         config.CourseDirectory.db_url = "sqlite:///" + os.path.join(self.root, "gradebook.db")
         self.stock = is_stock(config)   # nbgrader's own steps (upstream/__init__.py)
         speedups.use(not self.stock)
-        if not self.stock:   # the page's scores from the notebook, not written into this gradebook and read back
-            getgrades.in_a_worker(config)
+        # the page's scores from the notebook, not written into this gradebook and read back; then
+        # nothing reads a submission's rows here, and the conversion writes none (autograde.py)
+        if not self.stock and getgrades.in_a_worker(config):
+            config.OnePassAutograde.rows_elsewhere = True
         speedups.scratch(config.CourseDirectory.db_url)   # deleted with the worker's folder
         for trait, folder in (("source_directory", "source"), ("release_directory", "release"),
                               ("submitted_directory", "submitted"), ("autograded_directory", "autograded"),

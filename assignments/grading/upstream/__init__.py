@@ -59,6 +59,10 @@ RELIED_ON = {
     "jupyter_client.session.Session.deserialize": "kernel_client.py's read_bounded calls it on frames",
     "nbgrader.converters.autograde.Autograde.convert_single_notebook": "autograde.py replaces it",
     "nbgrader.converters.autograde.Autograde._init_preprocessors": "autograde.py replaces it",
+    "nbgrader.converters.autograde.Autograde.init_assignment":
+        "autograde.py does its checks and copies, without its rows, in a worker",
+    "nbgrader.preprocessors.latesubmissions.AssignLatePenalties.preprocess":
+        "run/record.py does what it does to a submission on time",
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess": "overwritecells.py skips it",
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess_cell":
         "overwritecells.py puts a release's hidden tests back before it",

@@ -160,6 +160,7 @@ PAGE_SWITCHES = ("global_content_filter", "should_sanitize_html", "should_not_en
                  "output_mimetype")
 UNSHARED_OUTPUTS = ("application/javascript", "application/vnd.jupyter.widget-view+json")
 MAX_RENDERED_BYTES = 64 * 2**20
+DIGESTS_KEPT = 4096   # cells' texts whose digest one RenderedCells remembers; then it starts again
 
 
 class RenderedCells:
@@ -179,6 +180,7 @@ class RenderedCells:
     def __init__(self, max_bytes=MAX_RENDERED_BYTES, folder=None):
         self.max_bytes, self.size, self.html = max_bytes, 0, {}
         self.folder, self.lasting, self.shared_code = folder, set(), set()
+        self._digests = {}
 
     def key(self, cell, resources, nb):
         """A digest of all that the cell's HTML is drawn from, or None: draw it afresh (also
@@ -187,8 +189,11 @@ class RenderedCells:
             return None
         if any(kind in output.get("data", {}) for output in cell.get("outputs", ()) for kind in UNSHARED_OUTPUTS):
             return None
-        # of its metadata, the execution times differ in every submission and are not drawn
+        # of its metadata, the execution times differ in every submission and are not drawn; its
+        # text stands in the key as its own digest (``source_digest``)
         drawn = dict(cell, metadata={k: v for k, v in cell.get("metadata", {}).items() if k != "execution"})
+        if isinstance(drawn.get("source"), str):
+            drawn["source"] = self.source_digest(drawn["source"])
         try:
             text = json.dumps([drawn, [resources.get(k) for k in PAGE_SWITCHES], nb.metadata.get("language_info"),
                                nb.metadata.get("widgets"), nb.metadata.get(COURSE_KEY)], sort_keys=True)
@@ -200,6 +205,17 @@ class RenderedCells:
         if self.folder and cell.get("cell_type") == "code" and not self._answer(cell):
             self.shared_code.add(cell.get("source", ""))   # its outputs differ, its code does not
         return key
+
+    def source_digest(self, source):
+        """A cell's text as a SHA-256 digest, worked out once per text for the process: the
+        teaching text, some sixty kilobytes of a page with its figures, is the same in every
+        submission, and writing it into each cell's key as JSON was most of the keys' cost."""
+        digest = self._digests.get(source)
+        if digest is None:
+            if len(self._digests) >= DIGESTS_KEPT:
+                self._digests.clear()
+            digest = self._digests[source] = "sha256:" + hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+        return digest
 
     @staticmethod
     def _answer(cell):
