@@ -155,6 +155,34 @@ def test_cell_mistakes_are_named_output_by_output(assignment, edits, codes):
     assert not v.passed and v.diagnoses == codes, v.feedback
 
 
+def test_a_pairs_changed_outputs_are_kept_for_the_class(assignment, monkeypatch):
+    """A mistake in two places is named from pairs of variants; which outputs a pair changes
+    is the same for every submission, so a judge works it out once: the next submission with
+    the same mistakes gets the same names with fewer comparisons, and a judge that forgot
+    them (CHANGED_KEPT reached) names them alike."""
+    from assignments.grading.judging import judge as judging
+    ns = namespace(assignment, cell_with(assignment, ("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"),
+                                         ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")))
+    compared = []
+    compare = assignment.checks.compare
+    monkeypatch.setattr(assignment.checks, "compare", lambda *a, **k: compared.append(1) or compare(*a, **k))
+
+    def named(j):
+        compared.clear()
+        return j.judge("lstm_cell_backward", local.caller(assignment, ns)).diagnoses, len(compared)
+    j = judging.Judge(assignment)
+    first, fresh = named(j)
+    assert first == ["lstm_dxt_wrong_slice"]
+    assert sum(len(picks) == 2 for _, _, picks in j._changed) > 50
+    later = judging.Judge(assignment)   # a judge that has what j worked out, but no diagnosis remembered
+    later._changed.update(j._changed)
+    again, kept = named(later)
+    assert again == first and kept < fresh - 50, (kept, fresh)
+    monkeypatch.setattr(judging, "CHANGED_KEPT", 3)
+    forgetful = judging.Judge(assignment)
+    assert named(forgetful)[0] == named(forgetful)[0] == first and len(forgetful._changed) <= 3
+
+
 def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_checks_module, capsys):
     """Prints the slowest students' check over every catalogued variant (the budget is 50 ms;
     timed assertions flake, so it is printed, not asserted)."""

@@ -34,6 +34,7 @@ Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Itera
 """``call(name, [args, ...], callees)``: runs the learner's function on the hidden cases."""
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
+CHANGED_KEPT = 200_000   # mutants' changed outputs (by function, case and variants) one judge keeps; then it starts again
 # Steps the search for a function's catalogued mistakes may take: a step is one variant (or
 # pair) of the catalog tried on every hidden case. Counted, not timed, so that a cut search
 # is the same on every machine and every run (docs/architecture.md gives its CPU time).
@@ -264,15 +265,18 @@ def _explains(judge, name, pick, outcomes):
 
 
 def _changed(judge: Judge, name: str, index: int, picks: tuple[Pick, ...]) -> set[str]:
-    """The outputs a mutant changes on a hidden case: the same for every submission, so a
-    single mistake's are kept for the class, as its outputs are (Judge.expected)."""
+    """The outputs a mutant changes on a hidden case: the same for every submission, so they
+    are kept for the class, a pair's too (a few names, where a pair's outputs, which are not
+    kept, are arrays): comparing a pair's outputs with the reference's was most of naming a
+    mistake in two outputs."""
     key = (name, index, picks)
     if key in judge._changed:
         return judge._changed[key]
     changed = judge.a.checks.compare(judge.a.spec(name), judge.expected(name, index, picks),
                                      judge.expected(name, index), words=False)[1]
-    if len(picks) < 2:   # pairs' are not kept, as their outputs are not
-        judge._changed[key] = changed
+    if len(judge._changed) >= CHANGED_KEPT:
+        judge._changed.clear()
+    judge._changed[key] = changed
     return changed
 
 
