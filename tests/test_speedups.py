@@ -91,6 +91,9 @@ def test_metadata_is_checked_once_and_a_change_is_checked_again(monkeypatch):
     with pytest.raises(jsonschema.ValidationError):
         cached.validate(dict(good), stricter)   # the same metadata under another schema
     assert len(checks) == 4
+    for _ in range(3 * cached.SCHEMAS_KEPT):   # nbgrader reads a schema anew for each validator it makes
+        cached.validate(dict(good), MetadataValidatorV3().schema)
+    assert len(cached._schemas) <= cached.SCHEMAS_KEPT
 
 
 def test_a_scratch_gradebook_holds_the_same_rows_without_flushes(tmp_path, savings):

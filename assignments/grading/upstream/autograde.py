@@ -76,7 +76,10 @@ class OnePassAutograde(Autograde):
             if os.path.exists(path):
                 os.remove(path)
             shutil.copy(filename, path)
-        self.notebooks = [nb for nb in self.notebooks if os.path.splitext(os.path.basename(nb))[0] in names]
+        known = [nb for nb in self.notebooks if os.path.splitext(os.path.basename(nb))[0] in names]
+        for notebook in sorted(set(self.notebooks) - set(known)):
+            self.log.warning("Skipping unknown notebook: %s", notebook)
+        self.notebooks = known
         if not self.notebooks:
             msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
             self.log.error(msg)

@@ -211,9 +211,10 @@ class CachedJsonschema:
     same few dictionaries in every submission (seventeen cells, checked twice a conversion)."""
 
     VALID_KEPT = 4096   # metadata found valid, remembered by its JSON text; then forgotten
+    SCHEMAS_KEPT = 8    # schemas' texts remembered: each of nbgrader's validators reads its own copy
 
     def __init__(self):
-        self._schemas = {}   # id(schema) -> (schema, its JSON text): nbgrader's validator keeps one
+        self._schemas = {}   # id(schema) -> (schema, its JSON text), for the validators in use
         self._valid = set()
 
     def __getattr__(self, name):
@@ -222,6 +223,8 @@ class CachedJsonschema:
     def validate(self, instance, schema):
         known = self._schemas.get(id(schema))
         if known is None or known[0] is not schema:
+            if len(self._schemas) >= self.SCHEMAS_KEPT:
+                self._schemas.clear()
             known = self._schemas[id(schema)] = (schema, json.dumps(schema, sort_keys=True))
         try:
             key = (known[1], json.dumps(instance, sort_keys=True, allow_nan=False))
