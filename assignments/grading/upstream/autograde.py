@@ -26,10 +26,11 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from nbformat.v4 import rwbase
 from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter, NbGraderException
 from traitlets import Bool
+
+from . import speedups
 
 
 class Handover(Preprocessor):
@@ -61,7 +62,7 @@ class OnePassAutograde(Autograde):
         if not self.rows_elsewhere:
             return super().init_assignment(assignment_id, student_id)
         BaseConverter.init_assignment(self, assignment_id, student_id)   # the submission's own files
-        names = known_notebooks(self.coursedir.db_url, self.coursedir.course_id, assignment_id)
+        names = known_notebooks(self.coursedir.db_url, assignment_id)
         if names is None:
             msg = "No assignment with ID '%s' exists in the database" % assignment_id
             self.log.error(msg)
@@ -108,11 +109,10 @@ class OnePassAutograde(Autograde):
 
 
 @functools.lru_cache(maxsize=8)
-def known_notebooks(db_url, course_id, assignment_id):
+def known_notebooks(db_url, assignment_id):
     """The names of the notebooks a gradebook holds for an assignment (None: not the
     assignment), read once per process: a worker's private gradebook never changes them."""
-    with Gradebook(db_url, course_id) as gb:
-        try:
-            return frozenset(n.name for n in gb.find_assignment(assignment_id).notebooks)
-        except MissingEntry:
-            return None
+    try:
+        return frozenset(name for name, _ in speedups.assignment_rows(db_url, assignment_id)[1])
+    except ValueError:
+        return None
