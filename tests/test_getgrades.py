@@ -87,3 +87,21 @@ def test_a_worker_leaves_out_the_grades_steps_only_for_the_courses_lists(monkeyp
     lists = (list(stocked.Autograde.autograde_preprocessors), list(stocked.GenerateFeedback.preprocessors))
     assert not getgrades.in_a_worker(stocked)
     assert (stocked.Autograde.autograde_preprocessors, stocked.GenerateFeedback.preprocessors) == lists
+
+
+def test_a_workers_cells_are_the_gradebooks_own(tmp_path):
+    """The points and commented cells a worker's page reads with the project's plain query are
+    those nbgrader's ORM gives; a notebook the gradebook lacks raises MissingEntry as it does."""
+    from nbgrader.api import Gradebook
+
+    from assignments.rnn_step_by_step import ASSIGNMENT as A
+    config, _ = course_gradebook(tmp_path / "c")
+    db = config.CourseDirectory.db_url
+    with Gradebook(db) as gb:
+        found = gb.find_notebook(A.notebook, A.id)
+        points = {c.name: float(c.max_score) for c in [*found.grade_cells, *found.task_cells]}
+        commented = {c.name for c in [*found.solution_cells, *found.task_cells]}
+    assert getgrades._cells(db, A.id, A.notebook) == (points, commented) and points and commented
+    for assignment, notebook in ((A.id, "not_a_notebook"), ("not_an_assignment", A.notebook)):
+        with pytest.raises(MissingEntry):
+            getgrades._cells(db, assignment, notebook)

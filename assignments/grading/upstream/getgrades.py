@@ -21,9 +21,10 @@ import math
 from types import SimpleNamespace
 
 from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import GetGrades
 
+from . import speedups
 from .saveautogrades import batched
 
 
@@ -82,11 +83,17 @@ class GetGradesFromNotebook(GetGrades):
 @functools.lru_cache(maxsize=8)
 def _cells(db_url, assignment, notebook):
     """({the notebook's grade and task cells: their points}, the names of its cells that take a
-    comment, its solution and task cells), as the gradebook holds them."""
-    with Gradebook(db_url) as gb:
-        found = gb.find_notebook(notebook, assignment)
-        points = {c.name: float(c.max_score) for c in [*found.grade_cells, *found.task_cells]}
-        return points, frozenset(c.name for c in [*found.solution_cells, *found.task_cells])
+    comment, its solution and task cells), as the gradebook holds them (``speedups.assignment_rows``);
+    MissingEntry when it does not hold the notebook, as nbgrader's find_notebook raises."""
+    try:
+        _, notebooks, cells, _ = speedups.assignment_rows(db_url, assignment)
+    except ValueError:
+        raise MissingEntry() from None
+    if notebook not in {name for name, _ in notebooks}:
+        raise MissingEntry()
+    mine = [(name, kind, points) for nb, name, kind, points, _ in cells if nb == notebook]
+    return ({name: float(points) for name, kind, points in mine if kind in ("GradeCell", "TaskCell")},
+            frozenset(name for name, kind, _ in mine if kind in ("SolutionCell", "TaskCell")))
 
 
 class _Scored:
