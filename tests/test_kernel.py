@@ -228,6 +228,87 @@ def test_a_warm_kernel_still_runs_magics_and_top_level_await(tmp_path):
         stop(km, kc)
 
 
+# What a kernel's shell holds that it read from its process as it was made, as JSON: the
+# traits, the folders, the environment, what it saved and replaced in sys and builtins, the
+# hooks it registered; and whether it was made in this process (gc.freeze's objects, the
+# zygote's, are not among gc.get_objects).
+SHELL_STATE = """
+import atexit, builtins, gc, json, os, sys, threading
+sh = get_ipython()
+k = sh.kernel
+def plain(v):
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(a): plain(b) for a, b in v.items()}
+    return type(v).__name__
+print(json.dumps({
+    "made_here": any(o is sh for o in gc.get_objects()),
+    "traits": {n: plain(getattr(sh, n)) for n in sorted(sh.trait_names()) if n != "compiler_class"},
+    "parent": sh.parent is k, "kernel": k.shell is sh, "singleton": type(sh).instance() is sh,
+    "folders": [sh.profile_dir.location, sh.ipython_dir, sh.starting_dir, sh.home_dir, sh.dir_stack,
+                [str(p) for p in sh.history_manager.dir_hist], str(sh.history_manager.hist_file)],
+    "encoding": sh.stdin_encoding, "saved": {n: s is getattr(sys, n) for n, s in sh._orig_sys_module_state.items()},
+    "main": sys.modules["__main__"] is sh.user_module, "module": type(sh.user_module).__name__,
+    "ns": sorted(sh.user_ns), "builtins": sorted(vars(builtins)), "env": dict(os.environ),
+    "exit_hooks": atexit._ncallbacks(), "threads": threading.active_count(),
+    "published": [sh.displayhook.session is k.session, sh.display_pub.pub_socket is k.iopub_socket],
+    "configurables": [type(c).__name__ for c in sh.configurables],
+    "magics": sorted(sh.magics_manager.lsmagic()["line"]),
+    "events": {e: len(c) for e, c in sh.events.callbacks.items()},
+}, sort_keys=True))
+"""
+
+
+def test_a_kernel_takes_the_shell_its_zygote_made_as_if_it_had_made_it(tmp_path):
+    """zygote.prebuild_shell makes IPython's shell once, in the zygote; each patched kernel
+    adopts its copy (adopt_shell). It must hold what a shell made in the kernel holds: the
+    unpatched kernel, forked from the same zygote, makes its own, and both are compared."""
+    shells = {}
+    for patched in (True, False, True):
+        km, kc = start(tmp_path, patched_kernel=patched)
+        try:
+            shells.setdefault(patched, []).append(json.loads(run(kc, SHELL_STATE)))
+        finally:
+            stop(km, kc)
+    for state in shells[True] + shells[False]:   # each kernel's own scratch folder, as HOME and the cwd
+        state.update(json.loads(json.dumps(state).replace(json.dumps(state["folders"][2])[1:-1], "<scratch>")))
+    adopted, own = shells[True][0], shells[False][0]
+    assert [adopted["made_here"], own["made_here"], shells[True][1]["made_here"]] == [False, True, False]
+    # an unpatched kernel parses its command line itself: the connection file is in its configuration
+    assert own["traits"]["config"]["IPKernelApp"].pop("connection_file").endswith("connection.json")
+    adopted["made_here"] = own["made_here"] = None
+    assert adopted == own
+    assert adopted["main"] and adopted["parent"] and adopted["kernel"] and adopted["singleton"]
+    assert adopted["published"] == [True, True] and adopted["threads"] == own["threads"]
+
+
+def test_the_zygote_makes_no_shell_it_could_not_hand_over_intact():
+    """A configuration with nested sections (which a shell made under the kernel reads as
+    its parent's) or with IPython's history on (a thread in the zygote) leaves each kernel to
+    make its own shell; and making one leaves the zygote's environment, builtins and
+    ``__main__`` as they were, and its one thread."""
+    import subprocess
+
+    from assignments.grading import shipped
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import zygote, os, builtins, threading, atexit\n"
+            "hooks, register, unregister = [], atexit.register, atexit.unregister\n"
+            "atexit.register = lambda f, *a, **k: (hooks.append(f), register(f, *a, **k))[1]\n"
+            "atexit.unregister = lambda f: (hooks.remove(f), unregister(f))[1]\n"
+            "main, env, names = sys.modules['__main__'], dict(os.environ), set(vars(builtins))\n"
+            "for options in (['--HistoryManager.enabled=True'], ['--IPKernelApp.IPythonKernel.x=1', "
+            "'--HistoryManager.enabled=False'], ['--HistoryManager.enabled=False']):\n"
+            "    zygote.parse_options(options); zygote.prebuild_shell(options)\n"
+            "    print(zygote.SHELL['shell'] is not None)\n"
+            "print(sys.modules['__main__'] is main, dict(os.environ) == env, set(vars(builtins)) == names,\n"
+            "      all(getattr(f, '__self__', None) is not zygote.SHELL['shell'] for f in hooks), threading.active_count())\n")
+    out = subprocess.run([sys.executable, "-c", code, os.path.dirname(shipped.__file__)], capture_output=True,
+                         text=True, check=True, env={**os.environ, "HOME": "/nonexistent"}).stdout
+    assert out.split() == ["False", "False", "True", "True", "True", "True", "True", "1"]
+
+
 def test_quick_cells_transform_every_cell_as_ipython_does(monkeypatch, assignment):
     """zygote.quick_cells skips IPython's token transforms and its await check when a cell's
     text shows they find nothing: on the release's cells and on cells that use IPython's own

@@ -31,7 +31,9 @@ This file is sent to the sandbox as text (the repository is not in it): standard
 only, and nothing imported from the package.
 Rule (shipped/): the standard library and numpy only; it leaves the grading process as text.
 """
+import atexit
 import ctypes
+import functools
 import gc
 import hashlib
 import importlib.util
@@ -621,6 +623,92 @@ def parse_options(options):
     PARSED["options"] = options
 
 
+# The kernel's IPython shell, made in the zygote for the options parsed (``prebuild_shell``):
+# making one is about 10 ms of each kernel's start (its configurables, magics, prefilters),
+# the same work in every kernel. Each kernel forked afterwards takes its own copy, and
+# ``adopt_shell`` gives it what a shell made in the kernel would have read there.
+SHELL = {"options": None, "shell": None, "config": None}
+
+
+def prebuild_shell(options):
+    """In the zygote, for patched kernels, once ``options`` are parsed (``parse_options``): the
+    shell ipykernel's IPythonKernel makes, made here, with the process left as it was (the
+    environment, the builtins, ``sys.modules["__main__"]``, no exit hook, no singleton). Only
+    when the configuration is flat (no section nested in another, which a shell made under
+    the kernel would read) and turns IPython's history off (its thread would live in the
+    zygote); otherwise each kernel makes its own, as before."""
+    import builtins
+    import copy
+    options = list(options)
+    if SHELL["options"] == options or PARSED["options"] != options:
+        return
+    SHELL.update(options=options, shell=None, config=None)
+    from ipykernel import kernelapp
+    app = kernelapp.IPKernelApp.instance()
+    config = app.config
+    if getattr(app, "user_ns", None) is not None or any(isinstance(value, dict) for section in config.values() if isinstance(section, dict)
+           for value in section.values()) or str(config.get("HistoryManager", {}).get("enabled")).lower() not in ("false", "0"):
+        return   # (a command line's values are strings until a trait reads them)
+    from ipykernel.zmqshell import ZMQInteractiveShell
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.profiledir import ProfileDir
+    environ, names, main = dict(os.environ), dict(vars(builtins)), sys.modules.get("__main__")
+    try:   # as IPythonKernel makes it, under the kernel application (the kernel's parent); its
+        # profile folder, user namespace and the rest that a kernel reads are set by adopt_shell
+        shell = ZMQInteractiveShell(parent=app, profile_dir=ProfileDir(), user_module=None, user_ns=None,
+                                    kernel=None, compiler_class=CachingCompiler)
+        atexit.unregister(shell.atexit_operations)
+    except Exception:
+        return
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        space = vars(builtins)
+        for name in [name for name in space if name not in names]:
+            del space[name]
+        space.update(names)
+        sys.modules["__main__"] = main
+    SHELL.update(shell=shell, config=copy.deepcopy(config))
+    gc.freeze()
+
+
+def adopt_shell(app, init_kernel):
+    """In a patched kernel, as its application makes the kernel (``IPKernelApp.init_kernel``):
+    the zygote's shell (``prebuild_shell``) becomes the kernel's, when the configuration read
+    here (config files included) is the one it was made under; else the kernel makes its own.
+    It is given what a shell made now would have read from this process: its parent and
+    kernel, the folders (IPython's, the profile's, the current one, the home), the
+    environment it sets, the standard streams and ``__main__`` it saves and replaces, the
+    builtins it adds, its exit hook. (tests/test_kernel.py compares the two shells.)"""
+    from pathlib import Path
+
+    from ipykernel.zmqshell import ZMQInteractiveShell
+    from IPython.utils.path import get_home_dir
+    from traitlets.config import SingletonConfigurable
+    shell, made_under = SHELL["shell"], SHELL["config"]
+    SHELL["shell"] = SHELL["config"] = None
+    if shell is None or app.config != made_under or ZMQInteractiveShell.initialized():
+        return init_kernel()
+    for klass in type(shell).__mro__:   # SingletonConfigurable.instance's own bookkeeping
+        if isinstance(klass, type) and issubclass(klass, SingletonConfigurable) and klass is not SingletonConfigurable:
+            klass._instance = shell
+    result = init_kernel()   # IPythonKernel's shell_class.instance(...) finds it
+    kernel = app.kernel
+    shell.parent, shell.kernel = kernel, kernel
+    shell.init_ipython_dir(None)
+    shell.init_profile_dir(kernel.profile_dir)
+    shell.history_manager.hist_file = shell.history_manager._get_hist_file_name()
+    shell.history_manager.dir_hist[:] = [Path.cwd()]
+    shell.starting_dir, shell.home_dir, shell.dir_stack = os.getcwd(), get_home_dir(), []
+    shell.init_environment()
+    shell.init_encoding()
+    shell.save_sys_module_state()
+    shell.init_sys_modules()
+    shell.init_builtins()
+    atexit.register(shell.atexit_operations)
+    return result
+
+
 def close_inherited(keep):
     """Close every descriptor the kernel was forked with but its standard streams and ``keep``:
     the zygote's (its pipes to the grader among them) are not the kernel's."""
@@ -657,6 +745,7 @@ def run_kernel(req, bound_w=None, sealed_r=None):
     if patched and PARSED["options"] == list(req["options"]):   # parsed in the zygote (parse_options)
         app.connection_file = req["connection_file"]
         app.parse_command_line = lambda argv=None: None
+        app.init_kernel = functools.partial(adopt_shell, app, app.init_kernel)
     app.initialize()   # binds the kernel's sockets in its socket folder
     if bound_w is not None:   # the handle seals the folder before any learner code runs
         os.write(bound_w, b"b")
@@ -812,6 +901,8 @@ class Kernels:
         files = helper_files(req["scratch"])
         compile_helpers(req["scratch"], files)
         parse_options(req["options"])
+        if req.get("patch_kernel", True):
+            prebuild_shell(req["options"])
         pid = os.fork()
         if pid == 0:
             try:

@@ -113,6 +113,15 @@ RELIED_ON = {
         "shipped/zygote.py's precompile compiles each statement as it does",
     "IPython.core.interactiveshell.InteractiveShell.run_cell_async":
         "shipped/zygote.py's precompiled_cells expects it to parse, transform, then run the statements",
+    "IPython.core.interactiveshell.InteractiveShell.__init__":
+        "shipped/zygote.py's adopt_shell redoes what it reads from the process (prebuild_shell)",
+    "ipykernel.zmqshell.ZMQInteractiveShell.init_environment": "shipped/zygote.py's adopt_shell redoes it",
+    "ipykernel.ipkernel.IPythonKernel.__init__":
+        "shipped/zygote.py's prebuild_shell makes the shell as it does; adopt_shell hands it over",
+    "ipykernel.kernelapp.IPKernelApp.init_kernel": "shipped/zygote.py's adopt_shell wraps it",
+    "IPython.core.history.HistoryManager.__init__": "shipped/zygote.py's adopt_shell resets its dir_hist",
+    "traitlets.config.configurable.SingletonConfigurable.instance":
+        "shipped/zygote.py's adopt_shell makes the zygote's shell the instance it gives",
 }
 
 
