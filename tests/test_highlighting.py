@@ -2,6 +2,7 @@
 import os
 import random
 import re
+from re import _parser as sre_parse
 
 import pytest
 from pygments.lexer import RegexLexer, bygroups
@@ -109,3 +110,37 @@ def test_scoped_flags_and_transitions_keep_each_rules_meaning():
 @pytest.mark.parametrize("pattern", [r"(?P<q>')x(?P=q)", r"(?a)\w+"])
 def test_named_groups_and_ascii_rules_are_not_joined(pattern):
     assert highlighting._scoped(re.compile(pattern)) is None
+
+
+def _starts_of(compiled):
+    return highlighting.starts(sre_parse.parse(compiled.pattern, compiled.flags), compiled.flags)
+
+
+def test_a_rule_left_out_at_a_character_could_not_have_matched_there():
+    """``starts``: at every position of the course's code and of broken copies, every rule of
+    every state of Python's lexer that matches there (not only the one the lexer takes) has the
+    position's character among those it can start with, or can match the empty text."""
+    rng = random.Random(11)
+    rules = [rule for state in PythonLexer()._tokens.values() for rule in state]
+    found = [(rule[0], *_starts_of(rule[0].__self__)) for rule in rules]
+    texts = _python_texts()[:40]
+    texts += ["".join(rng.choice("\n \t'\"{}()[]#\\fbrRBuU%:!=.,0x_eé€1@$`~^|&;<>?*-+/") for _ in range(400))
+              for _ in range(40)]
+    matched = 0
+    for text in texts:
+        for pos in range(0, len(text) + 1, 3):
+            char = text[pos:pos + 1]
+            for match, first, empty in found:
+                if match(text, pos):
+                    matched += 1
+                    assert empty or not char.isascii() or char in first, (match.__self__.pattern[:60], char)
+    assert matched > 10_000
+
+
+@pytest.mark.parametrize("pattern, text, could", [
+    (r"(?i)rb", "B", False), (r"(?i)rb", "R", True), (r"[^\S\n]+", " ", True), (r"[^\S\n]+", "\n", False),
+    (r"(?<!\.)\bint\b", "i", True), (r"(?<!\.)\bint\b", ".", False), (r"\d*x", "x", True), (r"\d*x", "y", False),
+    (r"a?", "z", True), (r"(?:ab|\\)c", "\\", True), (r"(?:ab|\\)c", "b", False), (r"(?s).", "\n", True)])
+def test_what_a_pattern_can_start_with(pattern, text, could):
+    first, empty = _starts_of(re.compile(pattern))
+    assert (empty or text in first) == could

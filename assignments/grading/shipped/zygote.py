@@ -56,7 +56,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVA
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 PTYS = 4   # pseudo-terminals a kernel may open (an IPython kernel opens none)
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
-PRELOAD = ("numpy", "numpy.random", "ipykernel.kernelapp")   # then what a kernel imports as it starts (learn_imports);
+PRELOAD = ("numpy", "numpy.random", "ipykernel.kernelapp", "IPython.core.logger")   # then what a kernel imports as it starts (learn_imports);
 # numpy.random: each kernel seeds it (run_kernel), and numpy imports it only when first used
 
 _libc = ctypes.CDLL(None, use_errno=True)

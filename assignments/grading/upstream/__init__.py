@@ -95,6 +95,7 @@ RELIED_ON = {
     "nbgrader.nbgraderformat.common.BaseMetadataValidator.validate_cell": "speedups.py replaces its jsonschema",
     "pygments.lexer.RegexLexer.get_tokens_unprocessed": "highlighting.py tokenizes as it does",
     "pygments.lexer.RegexLexerMeta.__call__": "highlighting.py reads the _tokens it builds",
+    "re._parser.parse": "highlighting.py's starts reads the tree it builds (re._constants' codes)",
     "ipykernel.ipkernel.IPythonKernel.do_execute": "shipped/harness.py's run_cell replies as it does",
     "ipykernel.iostream.OutStream.write": "shipped/harness.py's _flush reads the _buffers it writes to",
     "ipykernel.iostream.OutStream._rotate_buffers": "shipped/harness.py's _flush: empty _buffers, nothing to send",

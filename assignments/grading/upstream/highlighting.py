@@ -5,11 +5,16 @@ matches: about forty tries per token for Python's lexer, and highlighting the le
 own cells was a third of a feedback page's CPU. Python's ``re`` tries the branches of an
 alternation in order too, and takes the first that matches, so one pattern per state, its
 rules as groups in their order, picks the rule the stock loop picks, in one call; the rule's
-own pattern then gives the match its action reads. The same tokens, so the same HTML
-(tests/test_highlighting.py compares them with the stock lexer's).
+own pattern then gives the match its action reads. Each such pattern holds only the rules
+that could match at the text's next character (``starts``): ``re`` tries every branch of an
+alternation at each token, about fifty in Python's root state, and most cannot start with
+that character. The same tokens, so the same HTML (tests/test_highlighting.py compares them
+with the stock lexer's).
 Rule (upstream/): relies on another package's internals, and says which (RELIED_ON)."""
 import functools
 import re
+from re import _constants as _sre  # type: ignore[attr-defined]  # re's parse of a pattern: ``starts`` reads it
+from re import _parser as _sre_parser  # type: ignore[attr-defined]
 
 from pygments.lexers.python import PythonLexer
 from pygments.token import Error, Whitespace, _TokenType
@@ -57,17 +62,120 @@ def _combined(rules):
     return (pattern.match, by_group) if pattern.groups == group - 1 else None
 
 
+_ASCII = frozenset(map(chr, range(128)))
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
+_ONE_CHARACTER = (_sre.LITERAL, _sre.NOT_LITERAL, _sre.ANY, _sre.IN)
+_CATEGORIES = {_sre.CATEGORY_DIGIT: r"\d", _sre.CATEGORY_NOT_DIGIT: r"\D", _sre.CATEGORY_SPACE: r"\s",
+               _sre.CATEGORY_NOT_SPACE: r"\S", _sre.CATEGORY_WORD: r"\w", _sre.CATEGORY_NOT_WORD: r"\W"}
+
+
+@functools.lru_cache(maxsize=None)
+def _class_pattern(text, flags):
+    return re.compile(text, flags).fullmatch
+
+
+def _item_text(op, av):
+    """A one-character item of a parsed pattern written again as a pattern's text."""
+    if op is _sre.LITERAL:
+        return re.escape(chr(av))
+    if op is _sre.NOT_LITERAL:
+        return "[^" + re.escape(chr(av)) + "]"
+    if op is _sre.ANY:
+        return "."
+    parts = []
+    for kind, value in av:
+        if kind is _sre.NEGATE:
+            parts.insert(0, "^")
+        elif kind is _sre.LITERAL:
+            parts.append(re.escape(chr(value)))
+        elif kind in (_sre.RANGE, _sre.RANGE_UNI_IGNORE):
+            parts.append(re.escape(chr(value[0])) + "-" + re.escape(chr(value[1])))
+        elif kind is _sre.CATEGORY and value in _CATEGORIES:
+            parts.append(_CATEGORIES[value])
+        else:
+            return None
+    return "[" + "".join(parts) + "]"
+
+
+def starts(items, flags):
+    """What a pattern (``re``'s parse of it, ``items``, under ``flags``) could match first: the
+    ASCII characters a match can start with, and whether a match can be empty (then it can
+    match anywhere, the text's end included). Each one-character item is asked of ``re``
+    itself, character by character; anything else it cannot tell counts as every character."""
+    found, empty = set(), True
+    for op, av in items:
+        if op in _ONE_CHARACTER:
+            text = _item_text(op, av)
+            if text is None:
+                return _ASCII, True
+            fullmatch = _class_pattern(text, flags & ~(re.MULTILINE | re.VERBOSE))
+            return frozenset(found | {c for c in _ASCII if fullmatch(c)}), False
+        if op is _sre.BRANCH:
+            branches = [starts(branch, flags) for branch in av[1]]
+            first, empty = set().union(*(b[0] for b in branches)), any(b[1] for b in branches)
+        elif op is _sre.SUBPATTERN:
+            first, empty = starts(av[3], (flags | av[1]) & ~av[2])
+        elif op in _REPEATS:
+            first, empty = starts(av[2], flags)
+            empty = empty or av[0] == 0
+        elif op is _sre.ATOMIC_GROUP:
+            first, empty = starts(av, flags)
+        elif op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):   # zero width
+            first, empty = set(), True
+        else:   # a back-reference...: not ruled out
+            return _ASCII, True
+        found |= first
+        if not empty:
+            return frozenset(found), False
+    return frozenset(found), True
+
+
+# Characters that share one pattern (the rules any of them could start): each pattern that
+# keeps the rule of names compiles its Unicode class again (several milliseconds).
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_KINDS = {c: _LETTERS for c in _LETTERS}
+
+
+class _ByCharacter(dict):
+    """One state's rules: {a character: ``_combined`` of the rules that could match at it
+    (``starts``; beyond ASCII, all of them)}, made when the lexer first meets the character in
+    the state, and shared by the characters that keep the same rules."""
+
+    def __init__(self, rules):
+        super().__init__()
+        self.rules = rules
+        self.starts = [starts(_sre_parser.parse(rule[0].__self__.pattern, rule[0].__self__.flags),
+                              rule[0].__self__.flags) for rule in rules]
+        self.by_rules = {}
+
+    def __missing__(self, char):
+        if char.isascii():   # "": the text's end, where only a match that can be empty can be
+            kind = _KINDS.get(char, char)
+            kept = tuple(i for i, (first, empty) in enumerate(self.starts) if empty or not first.isdisjoint(kind))
+        else:
+            kept = tuple(range(len(self.rules)))
+        if kept not in self.by_rules:
+            self.by_rules[kept] = _combined([self.rules[i] for i in kept]) if kept else (_no_match, {})
+        self[char] = found = self.by_rules[kept]
+        return found
+
+
+def _no_match(text, pos):
+    return None
+
+
 class _States(dict):
-    """{state: ``_combined`` of its rules}, each made when the lexer first enters the state:
-    most code never enters most of Python's 49 states, and compiling all of them would cost a
-    process a tenth of a second."""
+    """{state: its ``_ByCharacter``}, each made when the lexer first enters the state: most
+    code never enters most of Python's 49 states, and compiling all of them would cost a
+    process a tenth of a second. None for a state whose rules cannot all be joined (it keeps
+    the stock loop)."""
 
     def __init__(self, tokens):
         super().__init__()
         self.tokens = tokens
 
     def __missing__(self, state):
-        self[state] = found = _combined(self.tokens[state])
+        self[state] = found = _ByCharacter(self.tokens[state]) if _combined(self.tokens[state]) else None
         return found
 
 
@@ -98,8 +206,9 @@ class OneRegexPerState:
         table = states[stack[-1]]
         while True:
             if table is not None:
-                found = table[0](text, pos)
-                rule = table[1][found.lastindex] if found is not None else None
+                match, by_group = table[text[pos:pos + 1]]
+                found = match(text, pos)
+                rule = by_group[found.lastindex] if found is not None else None
             else:
                 hit = _first_rule(states.tokens[stack[-1]], text, pos)
                 rule, found = hit if hit is not None else (None, None)
