@@ -646,9 +646,11 @@ def prebuild_shell(options):
     from ipykernel import kernelapp
     app = kernelapp.IPKernelApp.instance()
     config = app.config
-    if getattr(app, "user_ns", None) is not None or any(isinstance(value, dict) for section in config.values() if isinstance(section, dict)
-           for value in section.values()) or str(config.get("HistoryManager", {}).get("enabled")).lower() not in ("false", "0"):
-        return   # (a command line's values are strings until a trait reads them)
+    nested = any(isinstance(value, dict) for section in config.values() if isinstance(section, dict)
+                 for value in section.values())
+    history = str(config.get("HistoryManager", {}).get("enabled"))   # a command line's values are strings
+    if nested or history.lower() not in ("false", "0") or getattr(app, "user_ns", None) is not None:
+        return
     from ipykernel.zmqshell import ZMQInteractiveShell
     from IPython.core.compilerop import CachingCompiler
     from IPython.core.profiledir import ProfileDir
