@@ -686,14 +686,12 @@ def adopt_shell(app, init_kernel):
 
     from ipykernel.zmqshell import ZMQInteractiveShell
     from IPython.utils.path import get_home_dir
-    from traitlets.config import SingletonConfigurable
     shell, made_under = SHELL["shell"], SHELL["config"]
     SHELL["shell"] = SHELL["config"] = None
     if shell is None or app.config != made_under or ZMQInteractiveShell.initialized():
         return init_kernel()
-    for klass in type(shell).__mro__:   # SingletonConfigurable.instance's own bookkeeping
-        if isinstance(klass, type) and issubclass(klass, SingletonConfigurable) and klass is not SingletonConfigurable:
-            klass._instance = shell
+    for klass in type(shell)._walk_mro():   # as SingletonConfigurable.instance records its instance
+        klass._instance = shell
     result = init_kernel()   # IPythonKernel's shell_class.instance(...) finds it
     kernel = app.kernel
     shell.parent, shell.kernel = kernel, kernel

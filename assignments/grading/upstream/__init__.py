@@ -123,6 +123,8 @@ RELIED_ON = {
     "IPython.core.history.HistoryManager.__init__": "shipped/zygote.py's adopt_shell resets its dir_hist",
     "traitlets.config.configurable.SingletonConfigurable.instance":
         "shipped/zygote.py's adopt_shell makes the zygote's shell the instance it gives",
+    "traitlets.config.configurable.SingletonConfigurable._walk_mro":
+        "shipped/zygote.py's adopt_shell records the instance on the classes it walks",
 }
 
 
