@@ -44,8 +44,9 @@ def _scoped(compiled):
 
 
 def _combined(rules):
-    """One state's rules as one pattern: (its ``match``, {its group number: the rule}), or
-    None when a rule cannot join the others (the state then keeps the stock loop)."""
+    """Rules (a state's, or those of them that could match at a character) as one pattern: (its
+    ``match``, {its group number: the rule}), or None when a rule cannot join the others (the
+    state then keeps the stock loop)."""
     branches, by_group, group = [], {}, 1
     for rule in rules:
         compiled = rule[0].__self__   # the rule's bound ``match``
