@@ -1,5 +1,10 @@
 """The hidden-test judge, in this process (the same harness and JSON round trip as in a
 kernel; the kernel path itself is covered end to end in test_grading.py)."""
+import json
+import re
+from dataclasses import asdict
+
+import numpy as np
 import pytest
 
 from assignments.grading.judging import inprocess as local
@@ -127,3 +132,65 @@ def test_a_diagnosis_stops_at_its_budget_and_says_so(assignment, reference_funct
     cut, whole = verdicts[DIAGNOSIS_BUDGET], verdicts[0]
     assert cut.diagnosis_cut and not whole.diagnosis_cut
     assert (cut.score, cut.passed, cut.diagnoses) == (whole.score, whole.passed, whole.diagnoses) == (cut.score, False, [])
+
+
+def _sent(assignment, outputs, codec):
+    """A ``call`` answering with ``outputs`` as the harness would, through ``codec`` (pack, or
+    encode as replies were before) and JSON."""
+    from assignments.grading.judging.judge import read_reply
+    return lambda name, cases, callees: [read_reply(assignment, json.loads(json.dumps(
+        {"status": "ok", "output": codec(o), "observed": {}}))) for o in outputs]
+
+
+def test_packed_outputs_laid_out_as_the_references_are_right_in_one_comparison(assignment, monkeypatch):
+    """Outputs packed as the reference's, every number close, are judged right without
+    ``compare``; any other packed output is judged exactly as one sent array by array."""
+    from assignments.grading.judging.judge import Judge
+    j = Judge(assignment)
+    name = "rnn_cell_backward"
+    right = [j.expected(name, i) for i in range(len(j.cases(name)))]
+    compare = assignment.checks.compare
+    with monkeypatch.context() as m:
+        m.setattr(assignment.checks, "compare", lambda *a, **k: pytest.fail("compared"))
+        assert j.judge(name, _sent(assignment, right, assignment.checks.pack)).passed
+        nearly = [{k: v * (1 + 1e-9) for k, v in o.items()} for o in right]   # within tolerance
+        assert j.judge(name, _sent(assignment, nearly, assignment.checks.pack)).passed
+
+    variants = {
+        "one number off": [{**o, "dxt": o["dxt"] + np.eye(*o["dxt"].shape) * 1e-3} for o in right],
+        "the dict in another order": [dict(reversed(list(o.items()))) for o in right],
+        "two gradients exchanged": [{**o, "dWaa": o["dWax"], "dWax": o["dWaa"]} for o in right],
+        "float32": [{k: v.astype(np.float32) for k, v in o.items()} for o in right],
+        "a key too many": [{**o, "extra": np.zeros(2)} for o in right],
+        "a list of arrays": [{k: list(v) for k, v in o.items()} for o in right],
+    }
+    calls = []
+    monkeypatch.setattr(assignment.checks, "compare", lambda *a, **k: calls.append(1) or compare(*a, **k))
+    for what, outputs in variants.items():
+        packed = asdict(j.judge(name, _sent(assignment, outputs, assignment.checks.pack)))
+        assert calls, what
+        calls.clear()
+        assert packed == asdict(j.judge(name, _sent(assignment, outputs, assignment.checks.encode))), what
+    assert not asdict(j.judge(name, _sent(assignment, variants["one number off"], assignment.checks.pack)))["passed"]
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda node: {**node, "layout": re.sub(r"\[(\d+), (\d+)\]", r"[-\1, -\2]", node["layout"], count=1)},
+    lambda node: {**node, "layout": re.sub(r"\[(\d+), (\d+)\]", r"[-1, \1, \2]", node["layout"], count=1)},
+    lambda node: {**node, "layout": re.sub(r"\[(\d+), (\d+)\]", r"[\2, \1]", node["layout"])},
+    lambda node: {**node, "packed": node["packed"][:-16]},
+    lambda node: {**node, "layout": node["layout"].replace("<f8", "|O", 1)},
+    lambda node: {**node, "layout": '{"tuple": [' * 100_000 + "]}" * 100_000},
+    lambda node: {"packed": node["packed"]},
+])
+def test_a_tampered_packed_reply_is_a_fault_or_judged_wrong(assignment, tamper):
+    """Packed outputs come from the learner's process: a layout that does not fit its bytes is
+    read as data, never trusted, and never judged right."""
+    from assignments.grading.judging.judge import Judge, read_reply
+    j = Judge(assignment)
+    name = "rnn_cell_backward"
+    right = [j.expected(name, i) for i in range(len(j.cases(name)))]
+    replies = [read_reply(assignment, json.loads(json.dumps({"status": "ok", "output": tamper(
+        assignment.checks.pack(o)), "observed": {}}))) for o in right]
+    assert all(status in ("ok", "fault") for status, _, _ in replies)
+    assert not j.judge(name, lambda *_: replies).passed

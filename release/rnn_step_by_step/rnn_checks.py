@@ -21,6 +21,7 @@ import gettext
 import inspect
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -93,12 +94,17 @@ def case_label(label):
 
 # --- Turning nested outputs into JSON and back ---------------------------------------
 
-def encode(obj, _depth=0):
-    """A JSON-safe description of a nested tuple/list/dict of arrays (no pickle)."""
+def encode(obj, _depth=0, _arrays=None):
+    """A JSON-safe description of a nested tuple/list/dict of arrays (no pickle). With
+    ``_arrays`` (``pack``): each array's bytes appended there instead of written in its node,
+    and a dict's items in the order of their keys."""
     if _depth > MAX_DEPTH:
         return {"other": "nesting too deep", "repr": "..."}
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf" and obj.size <= 10**7:
         arr = np.ascontiguousarray(obj, dtype=obj.dtype.newbyteorder("<"))
+        if _arrays is not None:
+            _arrays.append(arr.tobytes())
+            return {"dtype": arr.dtype.str, "shape": list(arr.shape)}
         return {"array": base64.b64encode(arr.tobytes()).decode("ascii"),
                 "dtype": arr.dtype.str, "shape": list(arr.shape)}
     if isinstance(obj, (bool, int, float, np.bool_, np.integer, np.floating)):
@@ -107,14 +113,43 @@ def encode(obj, _depth=0):
         return {"none": True}
     if isinstance(obj, (tuple, list)) and len(obj) <= MAX_ITEMS:
         kind = "tuple" if isinstance(obj, tuple) else "list"
-        return {kind: [encode(x, _depth + 1) for x in obj]}
+        return {kind: [encode(x, _depth + 1, _arrays) for x in obj]}
     if isinstance(obj, dict) and len(obj) <= MAX_ITEMS and all(isinstance(k, str) for k in obj):
-        return {"dict": {k: encode(v, _depth + 1) for k, v in obj.items()}}
+        items = sorted(obj.items()) if _arrays is not None else obj.items()
+        return {"dict": {k: encode(v, _depth + 1, _arrays) for k, v in items}}
     try:
         text = repr(obj)[:200]
     except Exception:
         text = "?"
     return {"other": type(obj).__name__, "repr": text}
+
+
+def pack(obj):
+    """``encode``'s description of ``obj`` in two texts: its layout (the JSON of encode's
+    nodes, an array's without its bytes) and the bytes of all its arrays, one after another, in
+    base64. The harness packs its replies: the grader decodes one text instead of one per
+    array, and compares an output laid out as the reference's in one operation."""
+    arrays = []
+    layout = json.dumps(encode(obj, 0, arrays))
+    return {"layout": layout, "packed": base64.b64encode(b"".join(arrays)).decode("ascii")}
+
+
+def unpack(node):
+    """``pack``'s value back, with the bytes of its arrays (which its arrays are views of)."""
+    raw = bytearray(base64.b64decode(node["packed"]))
+    return decode(json.loads(node["layout"]), [raw, 0]), raw
+
+
+def _next_array(packed, node):
+    """The array a packed layout's ``node`` describes: the next bytes of ``packed`` ([bytes,
+    where the next array starts])."""
+    raw, start = packed
+    dtype, shape = np.dtype(node["dtype"]), node["shape"]
+    count = math.prod(shape)
+    if count < 0:
+        raise ValueError("negative dimension")
+    packed[1] = start + count * dtype.itemsize
+    return np.frombuffer(raw, dtype, count, start).reshape(shape)
 
 
 class Other:
@@ -127,20 +162,26 @@ class Other:
         return self.text
 
 
-def decode(node):
+def decode(node, _packed=None):
+    """``encode``'s or ``pack``'s value back. ``_packed``: the bytes of a packed layout's
+    arrays, and where the next one starts (``unpack``)."""
+    if "packed" in node:
+        return unpack(node)[0]
     if "array" in node:
         raw = base64.b64decode(node["array"])
         return np.frombuffer(raw, dtype=np.dtype(node["dtype"])).reshape(node["shape"]).copy()
+    if _packed is not None and "shape" in node:
+        return _next_array(_packed, node)
     if "number" in node:
         return node["number"]
     if "none" in node:
         return None
     if "tuple" in node:
-        return tuple(decode(x) for x in node["tuple"])
+        return tuple(decode(x, _packed) for x in node["tuple"])
     if "list" in node:
-        return [decode(x) for x in node["list"]]
+        return [decode(x, _packed) for x in node["list"]]
     if "dict" in node:
-        return {k: decode(v) for k, v in node["dict"].items()}
+        return {k: decode(v, _packed) for k, v in node["dict"].items()}
     return Other(node.get("other", "?"), node.get("repr", "?"))
 
 
@@ -195,6 +236,12 @@ def _isclose(got, exp):
     instead of its dozen (the judge compares thousands of arrays per class)."""
     with np.errstate(invalid="ignore", over="ignore"):
         return ((np.abs(got - exp) <= ATOL + RTOL * np.abs(exp)) & np.isfinite(exp)) | (got == exp)
+
+
+def all_close(got, exp):
+    """Whether every number of the float arrays ``got`` and ``exp`` (of one shape) is close
+    to the other, as ``compare`` judges them."""
+    return bool(_isclose(got, exp).all())
 
 
 def _describe_values(at, got, exp, show_values, hints=True, dtype=None):

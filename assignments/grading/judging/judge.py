@@ -21,6 +21,7 @@ import numpy as np
 from ..contract import messages
 from ..contract.messages import N_
 from .located import Examine, locate_and_mend, where
+from .packed import PackedReference
 from .remembered import RememberedDiagnoses
 from .searched import RememberedSearches
 
@@ -80,7 +81,8 @@ STATUSES = ("ok", "missing", "not_implemented", "raised")
 
 def read_reply(assignment: Assignment, data: Mapping[str, Any]) -> Reply:
     """(status, outputs or message, observations) from the harness's reply. The reply comes
-    from the learner's process, so it is checked, and its text cut to one short line."""
+    from the learner's process, so it is checked, and its text cut to one short line. Packed
+    outputs (``pack``) leave their layout and bytes in the observations' "packed"."""
     try:
         status, observed = data["status"], data.get("observed", {})
         if status not in STATUSES or not isinstance(observed, dict):
@@ -91,6 +93,10 @@ def read_reply(assignment: Assignment, data: Mapping[str, Any]) -> Reply:
             observed["calls"] = assignment.checks.decode_calls(calls[:1000])
         elif isinstance(deferred, int) and not isinstance(deferred, bool):
             observed["calls_recorded"] = True   # kept in the kernel: see DeferredCalls
+        if status == "ok" and "packed" in data["output"]:   # as the harness sends outputs (pack)
+            value, raw = assignment.checks.unpack(data["output"])
+            observed["packed"] = (str(data["output"]["layout"]), raw)   # for PackedReference.right
+            return "ok", value, observed
         if status == "ok":
             return "ok", assignment.checks.decode(data["output"]), observed
         return status, str(data["text"]).splitlines()[0][:240] if str(data["text"]) else status, observed
@@ -243,13 +249,22 @@ def signature(ex, outcomes, findings=()):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _score(o: Outcome, ex: Exercise, expected: Any, found: tuple[Any, Any], total: float) -> None:
-    """A case's problems, wrong outputs and the share of it earned. An output that should be
-    all zeros earns nothing: a stub returning zeros gets it right."""
+def _score(o: Outcome, ex: Exercise, counted: list[str], found: tuple[Any, Any], total: float) -> None:
+    """A case's problems, wrong outputs and the share of it earned. ``counted``: the outputs
+    that count (``_counted``)."""
     o.problems, o.wrong = found
-    counted = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
     weight = sum(ex.weight(out) for out in counted) or total
     o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
+
+
+def _counted(judge: Judge, name: str, index: int) -> list[str]:
+    """The outputs that count on a hidden case (kept for the class): an output that should be
+    all zeros earns nothing, so that a stub returning zeros does not earn it."""
+    key = (name, index)
+    if key not in judge._counted:
+        ex, expected = judge.a.by_name[name], judge.expected(name, index)
+        judge._counted[key] = [out for out in ex.outputs if not _all_zero(_item(expected, ex, out))]
+    return judge._counted[key]
 
 
 def _explains(judge, name, pick, outcomes):
@@ -289,6 +304,8 @@ class Judge:
         self._expected: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._pairs: dict[tuple[str, int, tuple[Pick, ...]], Any] = {}
         self._changed: dict[tuple[str, int, tuple[Pick, ...]], set[str]] = {}
+        self._counted: dict[tuple[str, int], list[str]] = {}
+        self._packed = PackedReference(assignment.checks, self.expected)   # right outputs in one comparison
         self._requests: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
         self.budget = StepBudget(DIAGNOSIS_BUDGET)
         """The steps that naming one function's mistakes may take."""
@@ -359,11 +376,13 @@ class Judge:
         name = ex.name
         outcomes: list[Outcome] = []
         for (label, args, facts), (status, value, observed) in zip(cases, call(name, [c[1] for c in cases], ex.callees)):
+            packed = observed.pop("packed", None)
             o = Outcome(label, args, facts, status, observed=observed)
             if status == "ok":
-                o.got = value
-                expected = self.expected(name, len(outcomes))
-                _score(o, ex, expected, self.a.checks.compare(spec, value, expected, show_values=False), total)
+                o.got, index = value, len(outcomes)
+                found = (([], set()) if packed and self._packed.right(name, index, packed)
+                         else self.a.checks.compare(spec, value, self.expected(name, index), show_values=False))
+                _score(o, ex, _counted(self, name, index), found, total)
             else:
                 o.text = value
             outcomes.append(o)

@@ -19,7 +19,7 @@ from operator import is_ as _is
 
 try:   # in the kernel there is no package: the check module's names are already defined
     from .repair import REPAIR_TRIES, examine
-    from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, student_line
+    from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, pack, student_line
 except ImportError:
     pass
 
@@ -189,7 +189,7 @@ def call_once(namespace, fn, record, saved, sink, observed, index, arguments):
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = fn(*args)
-        reply = {"status": "ok", "output": encode(out), "observed": dict(observed)}
+        reply = {"status": "ok", "output": pack(out), "observed": dict(observed)}
     except NotImplementedError:
         return {"status": "not_implemented", "text": "still raises NotImplementedError"}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: they cost this function only
