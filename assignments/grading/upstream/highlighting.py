@@ -142,12 +142,12 @@ class _ByCharacter(dict):
     (``starts``; beyond ASCII, all of them)}, made when the lexer first meets the character in
     the state, and shared by the characters that keep the same rules."""
 
-    def __init__(self, rules):
+    def __init__(self, rules, combined):
         super().__init__()
         self.rules = rules
         self.starts = [starts(_sre_parser.parse(rule[0].__self__.pattern, rule[0].__self__.flags),
                               rule[0].__self__.flags) for rule in rules]
-        self.by_rules = {}
+        self.by_rules = {tuple(range(len(rules))): combined}   # ``combined``: all of them, as _combined joins them
 
     def __missing__(self, char):
         if char.isascii():   # "": the text's end, where only a match that can be empty can be
@@ -176,7 +176,8 @@ class _States(dict):
         self.tokens = tokens
 
     def __missing__(self, state):
-        self[state] = found = _ByCharacter(self.tokens[state]) if _combined(self.tokens[state]) else None
+        combined = _combined(self.tokens[state])
+        self[state] = found = _ByCharacter(self.tokens[state], combined) if combined else None
         return found
 
 
