@@ -1,6 +1,7 @@
 """record.py: the grading process stores a worker's result in the class's gradebook as
 nbgrader's steps would, in one transaction, and says whether a grader's own scoring stands."""
 import nbformat
+import pytest
 from helpers import commits_made, course_gradebook, gradebook_savings, graded_release
 from nbgrader.api import Gradebook
 
@@ -67,3 +68,70 @@ def test_record_writes_what_nbgraders_steps_write_in_one_transaction_and_says_wh
     assert [flag for flag, _ in both("cy")] == [False, False]
     assert recorded(ours, "cy")[-1] is None
     assert [flag for flag, _ in both("di", timestamp=None)] == [False, False]   # no timestamp: not late
+
+
+def gradebook_rows(db_url, student):
+    """Every column of ``student``'s rows in the gradebook, each id written as what it names
+    (the rows' own ids are random): the student, the submission, its notebooks, grades and comments."""
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+    with sqlite3.connect(make_url(db_url).database) as db:
+        def rows(query):
+            return sorted(map(tuple, db.execute(query, (student,))), key=repr)
+        sub = ("JOIN submitted_notebook sn ON sn.id = x.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id"
+               " JOIN base_cell b ON b.id = x.cell_id WHERE sa.student_id = ?")
+        return [rows("SELECT * FROM student WHERE id = ?"),
+                rows("SELECT a.name, sa.student_id, sa.timestamp, sa.extension FROM submitted_assignment sa"
+                     " JOIN assignment a ON a.id = sa.assignment_id WHERE sa.student_id = ?"),
+                rows("SELECT n.name, sn.flagged, sn.late_submission_penalty FROM submitted_notebook sn JOIN notebook n"
+                     " ON n.id = sn.notebook_id JOIN submitted_assignment sa ON sa.id = sn.assignment_id"
+                     " WHERE sa.student_id = ?"),
+                rows("SELECT b.name, x.auto_score, x.manual_score, x.extra_credit, x.needs_manual_grade FROM grade x " + sub),
+                rows("SELECT b.name, x.auto_comment, x.manual_comment FROM comment x " + sub)]
+
+
+def test_a_first_submission_on_time_is_inserted_scored_with_every_column_the_orm_path_writes(tmp_path, monkeypatch):
+    """upstream/first_record.py: a new submission's rows go in already scored, in one commit;
+    every column equals what nbgrader's own steps (the ORM's path, record.py) write, for a new
+    student, one already on the roster and one with no timestamp. A notebook with a cell the
+    gradebook does not know writes nothing there and is refused as nbgrader refuses it."""
+    from nbgrader.api import MissingEntry
+
+    from assignments.grading.run import record
+    from assignments.grading.upstream import first_record, is_stock
+    config, _ = course_gradebook(tmp_path)
+    if is_stock(config):
+        return   # stock mode records through nbgrader's own steps only (test above)
+    nb = graded_release(config)
+    took = []
+    fast = first_record.record
+    monkeypatch.setattr(first_record, "record", lambda *a, **k: took.append(fast(*a, **k)) or took[-1])
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        gb.update_or_create_student("fay")
+        gb.update_or_create_student("gus")
+    for student, timestamp in (("eve", "2026-01-01 00:00:00"), ("fay", "2026-01-02 00:00:00"), ("hal", None)):
+        with gradebook_savings():
+            flag, count = commits_made(config.CourseDirectory.db_url, lambda: record.record(
+                config, A.id, A.notebook, student, nbformat.from_dict(nb), timestamp))
+        assert (flag, count, took.pop()) == (False, 1, True)
+        ours = gradebook_rows(config.CourseDirectory.db_url, student)
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            gb.remove_submission(A.id, student)
+            gb.remove_student(student)
+        if student == "fay":
+            with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+                gb.update_or_create_student("fay")
+        monkeypatch.setattr(first_record, "record", lambda *a, **k: False)
+        with gradebook_savings():
+            record.record(config, A.id, A.notebook, student, nbformat.from_dict(nb), timestamp)
+        monkeypatch.setattr(first_record, "record", lambda *a, **k: took.append(fast(*a, **k)) or took[-1])
+        assert gradebook_rows(config.CourseDirectory.db_url, student) == ours
+        assert any(row[1] == 0.0 for row in ours[3]) and any(row[1] == "No response." for row in ours[4])
+    odd = nbformat.from_dict(nb)
+    test_cell = next(c for c in odd.cells if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("test_"))
+    test_cell.metadata.nbgrader.grade_id = "test_not_in_the_gradebook"
+    with gradebook_savings(), pytest.raises(MissingEntry):
+        record.record(config, A.id, A.notebook, "gus", odd, "2026-01-01 00:00:00")
+    assert took == [False]
+    assert gradebook_rows(config.CourseDirectory.db_url, "gus")[1:] == [[], [], [], []]

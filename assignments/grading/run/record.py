@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 
-from ..upstream import is_stock, speedups
+from ..upstream import first_record, is_stock, speedups
 from ..upstream.saveautogrades import SaveAutoGradesAtOnce, one_transaction
 from .course import coursedir
 
@@ -134,6 +134,9 @@ def record(config, assignment_id, notebook, student, nb, timestamp=None):
         for step in (SaveAutoGrades, AssignLatePenalties):
             nb, resources = step(config=config).preprocess(nb, resources)
         return graded_by_hand_or_late(config, assignment_id, notebook, student)
+    with Gradebook(db_url, course_id) as gb:
+        if first_record.record(gb, config, nb, resources, timestamp):
+            return False   # new rows, on time: none scored by hand
     with Gradebook(db_url, course_id) as gb, one_transaction(gb):
         gb.update_or_create_student(student)
         late = gb.update_or_create_submission(assignment_id, student, **when).total_seconds_late > 0

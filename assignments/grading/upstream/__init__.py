@@ -72,16 +72,16 @@ RELIED_ON = {
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades._add_score":
-        "getgrades.py's GetGradesFromNotebook works out the score it saves",
+        "getgrades.py's GetGradesFromNotebook works out the score it saves; first_record.py runs it on stand-in rows",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades._add_comment":
-        "getgrades.py's GetGradesFromNotebook works out the comment it saves",
+        "getgrades.py's GetGradesFromNotebook works out the comment it saves; first_record.py runs it on stand-in rows",
     "nbgrader.preprocessors.getgrades.GetGrades._get_score": "getgrades.py's _Scored answers what it asks",
     "nbgrader.preprocessors.getgrades.GetGrades._get_comment": "getgrades.py's _Scored answers what it asks",
     "nbgrader": "package.py registers the package without running its __init__.py",
     "jsonschema._format": "package.py hides the modules of its optional format checkers",
     "nbgrader.api.Gradebook.__init__": "speedups.py replaces it",
     "nbgrader.api.Gradebook.close": "speedups.py replaces it",
-    "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it",
+    "nbgrader.api.Gradebook.add_submission": "speedups.py replaces it; first_record.py writes its rows already scored",
     "nbgrader.api.Gradebook.update_or_create_student":
         "saveautogrades.py's one_transaction defers its commit (run/record.py)",
     "nbgrader.api.Gradebook.add_student": "saveautogrades.py's one_transaction defers its commit (run/record.py)",
