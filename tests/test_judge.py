@@ -175,6 +175,33 @@ def test_packed_outputs_laid_out_as_the_references_are_right_in_one_comparison(a
     assert not asdict(j.judge(name, _sent(assignment, variants["one number off"], assignment.checks.pack)))["passed"]
 
 
+def test_a_packed_references_kept_tolerance_judges_every_number_as_all_close_does(assignment):
+    """packed._Kept.close (the tolerance of a finite reference worked out once) against
+    student_checks.all_close, on numbers near, at and beyond the tolerance, huge, NaN and
+    infinite, and a reference holding NaN and infinities (which takes all_close itself)."""
+    from assignments.grading.judging.packed import _Kept
+    checks = assignment.checks
+    rng = np.random.default_rng(7)
+    exp = rng.normal(size=400) * 10.0 ** rng.integers(-9, 4, size=400)
+    tol = checks.ATOL + checks.RTOL * np.abs(exp)
+    seen = set()
+    for reference in (exp, np.where(np.arange(400) % 50 == 0, np.inf, np.where(np.arange(400) % 70 == 1, np.nan, exp))):
+        kept = _Kept(checks, "", reference)
+        assert (kept._within is None) == (reference is not exp)
+        for scale in (0.0, 0.5, 0.999, 1.0, 1.001, 2.0, 1e300):
+            for odd in (None, np.nan, np.inf, -np.inf, 1e308):
+                got = reference + tol * scale * rng.choice([-1.0, 1.0], size=400)
+                if odd is not None:
+                    got[rng.integers(400)] = odd
+                for where in (got, np.where(np.arange(400) == 3, got, reference)):
+                    verdict = checks.all_close(where, reference)
+                    assert kept.close(where) == verdict, (scale, odd)
+                    seen.add(verdict)
+    assert seen == {True, False}
+    zeros, at_the_edge = np.zeros(3), np.full(3, checks.ATOL)   # exactly the tolerance away: close
+    assert _Kept(checks, "", zeros).close(at_the_edge) and checks.all_close(at_the_edge, zeros)
+
+
 @pytest.mark.parametrize("tamper", [
     lambda node: {**node, "layout": re.sub(r"\[(\d+), (\d+)\]", r"[-\1, -\2]", node["layout"], count=1)},
     lambda node: {**node, "layout": re.sub(r"\[(\d+), (\d+)\]", r"[-1, \1, \2]", node["layout"], count=1)},
