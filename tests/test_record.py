@@ -104,7 +104,11 @@ def test_a_first_submission_on_time_is_inserted_scored_with_every_column_the_orm
     nb = graded_release(config)
     took = []
     fast = first_record.record
-    monkeypatch.setattr(first_record, "record", lambda *a, **k: took.append(fast(*a, **k)) or took[-1])
+
+    def watched(*a, **k):
+        took.append(fast(*a, **k))
+        return took[-1]
+    monkeypatch.setattr(first_record, "record", watched)
     if is_stock(config):   # stock mode records through nbgrader's own steps only (the test above)
         record.record(config, A.id, A.notebook, "eve", nbformat.from_dict(nb), "2026-01-01 00:00:00")
         assert took == [] and gradebook_rows(config.CourseDirectory.db_url, "eve")[3]
@@ -127,7 +131,7 @@ def test_a_first_submission_on_time_is_inserted_scored_with_every_column_the_orm
         monkeypatch.setattr(first_record, "record", lambda *a, **k: False)
         with gradebook_savings():
             record.record(config, A.id, A.notebook, student, nbformat.from_dict(nb), timestamp)
-        monkeypatch.setattr(first_record, "record", lambda *a, **k: took.append(fast(*a, **k)) or took[-1])
+        monkeypatch.setattr(first_record, "record", watched)
         assert gradebook_rows(config.CourseDirectory.db_url, student) == ours
         assert any(row[1] == 0.0 for row in ours[3]) and any(row[1] == "No response." for row in ours[4])
     odd = nbformat.from_dict(nb)

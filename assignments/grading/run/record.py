@@ -137,13 +137,13 @@ def record(config, assignment_id, notebook, student, nb, timestamp=None):
     with Gradebook(db_url, course_id) as gb:
         if first_record.record(gb, config, nb, resources, timestamp):
             return False   # new rows, on time: none scored by hand
-    with Gradebook(db_url, course_id) as gb, one_transaction(gb):
-        gb.update_or_create_student(student)
-        late = gb.update_or_create_submission(assignment_id, student, **when).total_seconds_late > 0
-        saving = SaveAutoGradesAtOnce(config=config)
-        by_hand = saving.save_in(gb, nb, resources)
-        if not late:   # all AssignLatePenalties does to a submission on time, in the same transaction
-            saving.gradebook.submission.late_submission_penalty = None
+        with one_transaction(gb):
+            gb.update_or_create_student(student)
+            late = gb.update_or_create_submission(assignment_id, student, **when).total_seconds_late > 0
+            saving = SaveAutoGradesAtOnce(config=config)
+            by_hand = saving.save_in(gb, nb, resources)
+            if not late:   # all AssignLatePenalties does to a submission on time, in the same transaction
+                saving.gradebook.submission.late_submission_penalty = None
     if late:
         AssignLatePenalties(config=config).preprocess(nb, resources)   # reads the committed scores
     return by_hand or (late and graded_by_hand_or_late(config, assignment_id, notebook, student))

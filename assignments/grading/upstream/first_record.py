@@ -22,12 +22,13 @@ from sqlalchemy import insert, select
 
 
 class _NewRow:
-    """A grade or comment as add_submission leaves it (nbgrader's column defaults)."""
+    """A grade or comment as add_submission leaves it (nbgrader's column defaults), in the
+    fields SaveAutoGrades reads or sets."""
 
     def __init__(self):
-        self.auto_score = self.manual_score = self.extra_credit = None
+        self.auto_score = self.manual_score = None
         self.needs_manual_grade = True
-        self.auto_comment = self.manual_comment = None
+        self.auto_comment = None
 
 
 class _UnknownCell(LookupError):
