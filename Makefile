@@ -49,7 +49,8 @@ demo: setup
 # Stock nbgrader in place of every piece of assignments/grading/upstream/ (docs/testing.md):
 # `make test` runs the quick tests of those pieces that way too, `make test-stock` the suite.
 STOCK := RNN_COURSE_STOCK_NBGRADER=1
-STOCK_QUICK := tests/test_getgrades.py tests/test_overwritecells.py tests/test_saveautogrades.py
+STOCK_QUICK := tests/test_getgrades.py tests/test_overwritecells.py tests/test_overwritekernelspec.py \
+               tests/test_saveautogrades.py
 
 # Both cores (pytest-xdist): whole modules handed out, the costliest first (tests/conftest.py).
 PARALLEL := -n 2 --dist loadscope --no-loadscope-reorder

@@ -29,11 +29,12 @@ c.GenerateAssignment.pre_convert_hook = "assignments.grading.authoring.release.r
 c.GenerateAssignment.preprocessors.prepend(["assignments.grading.authoring.release.CourseRelease"])
 
 # Autograde first puts back what a learner changed in the release's cells (nbgrader's own
-# steps; OverwriteCells reads the gradebook in one query per table).
+# steps; OverwriteCells reads the gradebook in one query per table, OverwriteKernelspec once
+# per worker).
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
-    "nbgrader.preprocessors.OverwriteKernelspec",
+    "assignments.grading.upstream.overwritekernelspec.OverwriteKernelspecAtOnce",
     "assignments.grading.upstream.overwritecells.OverwriteCellsAtOnce",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

@@ -82,6 +82,7 @@ MOVED = {
     "mutation": "contract.mutation",
     "notebook": "authoring.notebook",
     "overwritecells": "upstream.overwritecells",
+    "overwritekernelspec": "upstream.overwritekernelspec",
     "pipeline": "run.pipeline",
     "preprocessors": "judging.judged_execute",
     "progress": "run.progress",

@@ -19,6 +19,8 @@ from traitlets.config import Configurable
 # Each replacement named by class path in nbgrader_config.py, and nbgrader's own piece.
 REPLACEMENTS = {
     "assignments.grading.upstream.overwritecells.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
+    "assignments.grading.upstream.overwritekernelspec.OverwriteKernelspecAtOnce":
+        "nbgrader.preprocessors.OverwriteKernelspec",
     "assignments.grading.upstream.saveautogrades.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades",
     "assignments.grading.upstream.getgrades.GetGradesAtOnce": "nbgrader.preprocessors.GetGrades",
     "assignments.grading.upstream.clearhiddentests.ClearHiddenTests": "nbgrader.preprocessors.ClearHiddenTests",
@@ -67,7 +69,11 @@ RELIED_ON = {
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess_cell":
         "overwritecells.py puts a release's hidden tests back before it",
     "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests.preprocess_cell":
-        "overwritecells.py calls it for a test cell's release form",
+        "overwritecells.py calls it for a test cell's release form, kept by what it reads",
+    "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests._remove_hidden_test_region":
+        "overwritecells.py keeps its result by the text and the delimiters it reads",
+    "nbgrader.preprocessors.overwritekernelspec.OverwriteKernelspec.preprocess":
+        "overwritekernelspec.py does what it does, the row read once per worker",
     "nbgrader.preprocessors.base.NbGraderPreprocessor": "clearhiddentests.py declares its display_data_priority again",
     "nbgrader.preprocessors.saveautogrades.SaveAutoGrades.preprocess": "saveautogrades.py skips it",
     "nbgrader.preprocessors.getgrades.GetGrades.preprocess": "getgrades.py skips it",
