@@ -81,6 +81,7 @@ MOVED = {
     "local": "judging.inprocess",
     "mutation": "contract.mutation",
     "notebook": "authoring.notebook",
+    "notebook_json": "upstream.notebook_json",
     "overwritecells": "upstream.overwritecells",
     "overwritekernelspec": "upstream.overwritekernelspec",
     "pipeline": "run.pipeline",

@@ -23,6 +23,8 @@ from nbconvert.exporters import Exporter, NotebookExporter
 from nbformat import NotebookNode
 from nbformat.v4 import rwbase
 
+from . import notebook_json
+
 
 class OwnedNotebook(NotebookNode):
     """A notebook that one conversion alone holds: a copy made to protect it from the
@@ -69,5 +71,6 @@ class AutogradeExporter(ReadOnce, NotebookExporter):
             output = nbformat.writes(nb_copy, version=self.nbformat_version)
         else:
             resources["output_suffix"] = ".nbconvert"
-            output = nbformat.versions[nb_copy.nbformat].writes_json(nb_copy)
+            writes = notebook_json.writes_json if nb_copy.nbformat == 4 else nbformat.versions[nb_copy.nbformat].writes_json
+            output = writes(nb_copy)
         return (output if output.endswith("\n") else output + "\n"), resources
