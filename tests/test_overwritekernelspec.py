@@ -34,22 +34,33 @@ def set_source_kernelspec(db_url, text):
 NOTEBOOK = ("rnn_step_by_step", "rnn_step_by_step")
 
 
-def test_the_same_kernelspec_as_nbgraders_own(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course's gradebook, shared by this module's tests (each puts back what it changes)."""
+    return course_gradebook(tmp_path_factory.mktemp("course") / "c")
+
+
+def test_the_same_kernelspec_as_nbgraders_own(course, monkeypatch):
     monkeypatch.setattr(overwritekernelspec, "_KEPT", {})
-    config, resources = course_gradebook(tmp_path / "c")
+    config, resources = course
     for nb in submissions(config):
         (stock, _), (ours, _) = outputs(config, resources, nb)
         assert ours == stock and ours.metadata.kernelspec.name == "python3"
+    with Gradebook(config.CourseDirectory.db_url) as gb:
+        kept = gb.find_notebook(*NOTEBOOK).kernelspec
     set_source_kernelspec(config.CourseDirectory.db_url, None)   # a source without one: the learner's stays
-    for nb in submissions(config):
-        (stock, _), (ours, _) = outputs(config, resources, nb)
-        assert ours == stock and ours.metadata.get("kernelspec") == nb.metadata.get("kernelspec")
+    try:
+        for nb in submissions(config):
+            (stock, _), (ours, _) = outputs(config, resources, nb)
+            assert ours == stock and ours.metadata.get("kernelspec") == nb.metadata.get("kernelspec")
+    finally:
+        set_source_kernelspec(config.CourseDirectory.db_url, kept)
 
 
-def test_a_workers_private_gradebook_is_read_once_per_process(tmp_path, monkeypatch):
+def test_a_workers_private_gradebook_is_read_once_per_process(course, monkeypatch):
     """With a scratch gradebook (a worker's private copy of the seed, speedups.scratch), the
     notebook's kernelspec is read for the first submission only; any other is read each time."""
-    config, resources = course_gradebook(tmp_path / "c")
+    config, resources = course
     db_url = config.CourseDirectory.db_url
     monkeypatch.setattr(overwritekernelspec, "_KEPT", {})
     monkeypatch.setattr(speedups, "_SCRATCH", {db_url})
@@ -64,8 +75,8 @@ def test_a_workers_private_gradebook_is_read_once_per_process(tmp_path, monkeypa
     assert [outputs(config, resources, nb)[1][1]["SELECT"] >= 1 for nb in submissions(config)] == [True] * 3
 
 
-def test_a_notebook_the_gradebook_lacks_is_refused_as_nbgrader_refuses_it(tmp_path, monkeypatch):
-    config, resources = course_gradebook(tmp_path / "c")
+def test_a_notebook_the_gradebook_lacks_is_refused_as_nbgrader_refuses_it(course, monkeypatch):
+    config, resources = course
     monkeypatch.setattr(speedups, "_SCRATCH", {config.CourseDirectory.db_url})
     monkeypatch.setattr(overwritekernelspec, "_KEPT", {})
     unknown = {**resources, "nbgrader": {**resources["nbgrader"], "notebook": "not_a_notebook"}}
