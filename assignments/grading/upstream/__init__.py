@@ -74,9 +74,9 @@ RELIED_ON = {
     "nbgrader.preprocessors.overwritecells.OverwriteCells.preprocess_cell":
         "overwritecells.py puts a release's hidden tests back before it",
     "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests.preprocess_cell":
-        "overwritecells.py calls it for a test cell's release form, kept by what it reads",
+        "overwritecells.py calls it for a test cell's release form",
     "nbgrader.preprocessors.clearhiddentests.ClearHiddenTests._remove_hidden_test_region":
-        "overwritecells.py keeps its result by the text and the delimiters it reads",
+        "clearhiddentests.py keeps its result by the text and the delimiters it reads",
     "nbgrader.preprocessors.overwritekernelspec.OverwriteKernelspec.preprocess":
         "overwritekernelspec.py does what it does, the row read once per worker",
     "nbgrader.preprocessors.base.NbGraderPreprocessor": "clearhiddentests.py declares its display_data_priority again",

@@ -22,7 +22,6 @@ import types
 
 from nbgrader.api import Gradebook, GradeCell, MissingEntry, TaskCell
 from nbgrader.preprocessors import OverwriteCells
-from nbgrader.utils import is_grade
 
 from . import speedups
 from .clearhiddentests import ClearHiddenTests
@@ -110,25 +109,14 @@ class OverwriteCellsAtOnce(OverwriteCells):
 
     def released_source(self, cell, source, resources, cell_index):
         """What the release has in this cell when its source is ``source``: the source without
-        its hidden tests (nbgrader's ClearHiddenTests, as generate_assignment runs it). The
-        same for every submission: kept for the process (``_RELEASED``), by all it depends on
-        (the text, whether the cell is graded, the clearing's settings)."""
+        its hidden tests (nbgrader's ClearHiddenTests, as generate_assignment runs it, made once
+        per preprocessor; it keeps each text's result for the process)."""
         if self._clear is None:
             self._clear = ClearHiddenTests(parent=self)
-        clear = self._clear
-        key = (source, is_grade(cell), clear.begin_test_delimeter, clear.end_test_delimeter, clear.enforce_metadata)
-        if key not in _RELEASED:
-            if len(_RELEASED) >= RELEASED_KEPT:
-                _RELEASED.clear()
-            released = copy.deepcopy(cell)
-            released.source = source
-            try:
-                clear.preprocess_cell(released, resources, cell_index)
-                _RELEASED[key] = released.source
-            except Exception:   # a cell it refuses is not a release's cell
-                _RELEASED[key] = None
-        return _RELEASED[key]
-
-
-RELEASED_KEPT = 1024   # released forms of test cells kept (a course's test cells, a few times over)
-_RELEASED: dict = {}   # (source, graded, begin, end, enforce_metadata) -> released source or None
+        released = copy.deepcopy(cell)
+        released.source = source
+        try:
+            self._clear.preprocess_cell(released, resources, cell_index)
+        except Exception:   # a cell it refuses is not a release's cell
+            return None
+        return released.source
