@@ -4,6 +4,7 @@ import csv
 import os
 
 import nbconvert.exporters.html
+import pytest
 from bs4 import BeautifulSoup
 from helpers import course_pieces, gradebook_dump
 from nbconvert.exporters import HTMLExporter
@@ -20,6 +21,8 @@ def sqlite(out):
     return "sqlite:///" + os.path.join(out, "gradebook.db")
 
 
+# grades the sample class again to compare two ways of grading: `make test` only (docs/testing.md)
+@pytest.mark.slow
 def test_one_worker_gives_what_two_give(sample_class, tmp_path, capsys):
     out = str(tmp_path / "one")
     results = pipeline.grade(A, sample_class["submissions"], out, workers=1, progress=True)

@@ -83,18 +83,20 @@ def test_report_command_regenerates_the_same_files(sample_class, tmp_path):
         assert page_text(tmp_path / "again" / name) == page_text(os.path.join(sample_class["out"], name)), name
 
 
-def test_report_command_refuses_bad_input_clearly(tmp_path):
+def test_report_command_refuses_bad_input_clearly(tmp_path, capsys):
+    """`python -m assignments report` on a file that is not a class's results: exit status 2,
+    a sentence naming what is wrong, no page. The command's own entry point, in this process
+    (a new process each time cost a second of imports apiece; test_course runs the command line)."""
+    import assignments.__main__ as cli
     bad = tmp_path / "results.json"
     for content, says in (("{not json", "is not JSON"), ('{"assignment": "a"}', "needs assignment, max_score"),
                           ('{"assignment": "a", "max_score": 1, "submissions": [{"student": "x"}]}', "submission 0")):
         bad.write_text(content)
-        run = subprocess.run([sys.executable, "-m", "assignments", "report", str(bad)], cwd=REPO,
-                             capture_output=True, text=True)
-        assert run.returncode == 2 and says in run.stderr, run.stderr
+        assert cli.main(["report", str(bad)]) == 2
+        assert says in capsys.readouterr().err
         assert not (tmp_path / "report.html").exists()
-    run = subprocess.run([sys.executable, "-m", "assignments", "report", str(tmp_path / "missing.json")], cwd=REPO,
-                         capture_output=True, text=True)
-    assert run.returncode == 2 and "cannot read" in run.stderr
+    assert cli.main(["report", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
 
 
 def synthetic_class(n, seed=13):

@@ -408,19 +408,34 @@ for _ in range({mb} // 75):   # files under the size limit, written, never mappe
 print("held", sum(os.fstat(fd).st_size for fd in held) >> 20, "MB")
 '''
 HOLD_IN_CHILDREN = r'''
-import os
+import os, select
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
 pids = []
 for _ in range({n}):
     pid = os.fork()
     if pid == 0:
-        block = bytearray({mb} << 20)   # each child stays under the address-space limit
-        for i in range(0, len(block), 4096):
-            block[i] = 1
-        os.read(os.open("/dev/zero", os.O_RDONLY), 1)
-        import time; time.sleep(2)
-        os._exit(0)
+        try:
+            os.close(go_w)   # the parent's end alone: its closing lets every child go
+            block = bytearray({mb} << 20)   # each child stays under the address-space limit
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            os.read(os.open("/dev/zero", os.O_RDONLY), 1)
+            os.write(ready_w, b"x")
+            os.read(go_r, 1)   # every child holds its block at once, until the parent lets go
+        finally:
+            os._exit(0)
     pids.append(pid)
-print("children", sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in pids))
+os.close(ready_w)
+ready, ended = 0, dict()
+while ready + len(ended) < len(pids):   # each child holds its block, or was stopped
+    if select.select([ready_r], [], [], 0.05)[0]:
+        ready += len(os.read(ready_r, 64))
+    for p in pids:
+        if p not in ended and os.waitpid(p, os.WNOHANG)[0]:
+            ended[p] = 1
+os.close(go_w)
+print("children", sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in pids if p not in ended))
 '''
 
 

@@ -23,6 +23,8 @@ def test_written_for_the_pinned_nbgrader():
     assert nbgrader.__version__ == speedups.WRITTEN_FOR
 
 
+# the alembic command in a new process (4 s of imports): `make test` only
+@pytest.mark.slow
 def test_schema_version_is_what_alembic_heads_says(tmp_path):
     """The revision read from nbgrader's files equals the one the real alembic command reports
     (nbgrader's alembic.ini leaves the scripts' folder as a placeholder it fills in itself)."""
