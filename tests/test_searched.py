@@ -5,7 +5,7 @@ import pytest
 from helpers import cell_namespace
 
 from assignments.grading.contract.trace import examined
-from assignments.grading.judging.searched import RememberedSearches, edits_into
+from assignments.grading.judging.searched import Journal, RememberedSearches, Shared, edits_into
 from assignments.grading.shipped import repair
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
@@ -60,6 +60,61 @@ def test_a_search_two_submissions_agreed_on_is_the_search_a_third_would_run():
     assert recalled["repairs"][0]["line"] == first["repairs"][0]["line"] + 4
 
 
+def test_a_search_the_class_agreed_on_reaches_every_worker_through_the_grading_process(tmp_path):
+    """Two workers each ran the search once (one submission's word, alone, is not enough to
+    either); the grading process hears both, journals the search, and a third worker reuses it,
+    as it would one its own kernels agreed on. An answer that differs takes it back."""
+    ada_w, ben_w, cat_w = Shared(), Shared(), Shared()
+    on_ada, on_ben = RememberedSearches(shared=ada_w), RememberedSearches(shared=ben_w)
+    first = examine(fn(SLIP, "a"))
+    on_ada.keep("rnn", NAME, first, "ada")
+    on_ben.keep("rnn", NAME, examine(fn("# hi\n" + SLIP, "b")), "ben")
+    assert on_ada.known("rnn", NAME) == on_ben.known("rnn", NAME) == []
+    journal = Journal(str(tmp_path / "searches.jsonl"))
+    journal.add(ada_w.take(), "ada")
+    cat_w.follow(journal.path)
+    assert RememberedSearches(shared=cat_w).known("rnn", NAME) == []
+    journal.add(ben_w.take(), "ben")
+    assert ada_w.take() == [] and ben_w.take() == []
+    on_cat = RememberedSearches(shared=cat_w)
+    cat_w.follow(journal.path)
+    assert on_cat.known("rnn", NAME) == [first["key"]]
+    cat = fn("# cat's\n#\n" + SLIP, "c")
+    skipped = examine(cat, known=on_cat.known("rnn", NAME))
+    fresh = examine(cat)
+    assert on_cat.recall("rnn", NAME, skipped) == {k: fresh[k] for k in ("found", "repairs", "tried", "cut")}
+    journal.add([{"aid": "rnn", "name": NAME, "key": first["key"], "entry": {"repairs": [], "tried": 800, "cut": True}}],
+                "mallory")
+    cat_w.follow(journal.path)
+    assert on_cat.known("rnn", NAME) == [] and on_cat.recall("rnn", NAME, skipped) is None
+    journal.close()
+    assert not (tmp_path / "searches.jsonl").exists()
+
+
+def test_a_worker_trusts_neither_a_half_written_line_nor_the_class_against_its_own_kernels(tmp_path):
+    """The journal is read a whole line at a time; a worker whose own kernel answered a key
+    otherwise than the class reuses neither answer; without a journal a worker agrees with itself."""
+    ada = examine(fn(SLIP, "a"))
+    entry = {"repairs": [dict(r, offset=r["line"] - ada["first"]) for r in ada["repairs"]], "tried": ada["tried"],
+             "cut": ada["cut"]}
+    for r in entry["repairs"]:
+        del r["line"]
+    line = json.dumps({"aid": "rnn", "name": NAME, "key": ada["key"], "entry": entry}) + "\n"
+    path = tmp_path / "searches.jsonl"
+    path.write_text(line[:40])
+    worker = Shared()
+    worker.follow(str(path))
+    assert worker.agreed == {}
+    path.write_text(line)
+    worker.follow(str(path))
+    on_worker = RememberedSearches(shared=worker)
+    assert on_worker.known("rnn", NAME) == [ada["key"]]
+    on_worker.keep("rnn", NAME, forged(ada, "scores = 0  # mine"), "dan")
+    assert on_worker.known("rnn", NAME) == []
+    worker.follow(None)
+    assert worker.agreed == {} and RememberedSearches(shared=worker).known("rnn", NAME) == []
+
+
 def forged(reply, after):
     r = dict(reply["repairs"][0], after=after)
     r["source"] = r["source"].replace(reply["repairs"][0]["after"], after)
@@ -104,8 +159,9 @@ def test_an_edit_is_checked_line_for_line():
 @pytest.mark.slow   # the class graded twice, to compare (conftest's _CLASS_GRADED_AGAIN)
 def test_a_class_sharing_a_wrong_function_gets_what_each_would_get_alone(tmp_path):
     """Four learners hand in the same wrong lstm_cell_backward, each at another place in their
-    cell; graded by one worker, the later ones' searches are remembered. Every entry is the
-    one a grading with ``Repair.remember`` off gives, line numbers included."""
+    cell; graded by one worker, the later ones' searches are remembered (by two, as the class's
+    journal has them). Every entry is the one a grading with ``Repair.remember`` off gives, line
+    numbers included; and no journal is left behind."""
     import nbformat
     from test_repair import REPO, lstm_cell_backward_source
     from traitlets.config import Config
@@ -122,11 +178,12 @@ def test_a_class_sharing_a_wrong_function_gets_what_each_would_get_alone(tmp_pat
     off = Config()
     off.Repair.remember = False
     graded = {}
-    for label, config in (("remembered", None), ("searched", off)):
-        results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / label), overrides=config, workers=1)
+    for label, config, workers in (("remembered", None, 1), ("two workers", None, 2), ("searched", off, 1)):
+        results = pipeline.grade(A, str(tmp_path / "in"), str(tmp_path / label), overrides=config, workers=workers)
         graded[label] = {s["student"]: next(e for e in s["exercises"] if e["id"] == "lstm_cell_backward")
                          for s in results["submissions"]}
-    assert graded["remembered"] == graded["searched"]
+    assert graded["remembered"] == graded["two workers"] == graded["searched"]
+    assert not list((tmp_path / "two workers").rglob("searches-*"))
     lines = [graded["searched"][s]["repair"]["line"] for s in ("sam", "tess", "uma", "vic")]
     assert lines == [lines[0] + i for i in range(4)]
 

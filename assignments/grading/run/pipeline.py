@@ -32,6 +32,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 
 from ..authoring.generated import write_generated
 from ..contract import messages
+from ..judging import searched
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
 from ..sandbox.zygotes import ZYGOTES
@@ -226,20 +227,38 @@ def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cac
     evidence's, which takes each notebook's code as it is stored."""
     judged = {}
     placer = folders.Placer(os.path.join(work, "files"))
-    for result in dispatch.run(course, jobs, parent=work, count=count):
-        rec = records[result["student"]]
-        rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
-        if result["ok"]:
-            try:
-                judged[rec["student"]] = store(config, assignment, work, result, placer, cache)
-            except Exception as exc:
-                rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+    count = len(jobs) if count is None else count
+    journal = shared_searches(dispatch, work, assignment, count)
+    if journal is not None:
+        jobs = (dict(job, journal=journal.path) for job in jobs)
+    try:
+        for result in dispatch.run(course, jobs, parent=work, count=count):
+            rec = records[result["student"]]
+            if journal is not None:
+                journal.add(result.get("searches", []), rec["student"])
+            rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
+            if result["ok"]:
+                try:
+                    judged[rec["student"]] = store(config, assignment, work, result, placer, cache)
+                except Exception as exc:
+                    rec.update(status="error", message=f"the grades could not be recorded: {type(exc).__name__}: {exc}")
+                else:
+                    rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
             else:
-                rec["message"] = "; ".join(m for m in (rec["message"], result["message"]) if m)   # e.g. no feedback page
-        else:
-            rec.update(status="error", message=result["message"])
-        bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+                rec.update(status="error", message=result["message"])
+            bar.update(result, "graded" if rec["status"] == "pending" else rec["status"])
+    finally:
+        if journal is not None:
+            journal.close()
     return judged
+
+
+def shared_searches(dispatch, work, assignment, count):
+    """The journal of the repair searches the class agreed on, for a local pool's workers
+    (judging/searched.py); None for one worker, which agrees with itself, and on a cluster."""
+    if dispatch.scheduler or dispatch.local_workers(count) < 2:
+        return None
+    return searched.Journal(os.path.join(work, f"searches-{assignment.id}.jsonl"))
 
 
 @dataclasses.dataclass
