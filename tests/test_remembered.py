@@ -3,6 +3,7 @@ process, and named exactly as a search of its own would name it."""
 import numpy as np
 
 from assignments.grading.judging import inprocess as local
+from assignments.grading.judging.classwide import Journal, Shared
 from assignments.grading.judging.judge import Judge
 from assignments.grading.judging.remembered import outcomes_key
 
@@ -38,6 +39,25 @@ def test_a_repeated_wrong_behaviour_is_searched_once_and_named_as_its_own_search
     fresh = Judge(assignment)   # what a judge that never saw them says
     assert verdict(fresh, reference_functions, without_bias) == first
     assert verdict(fresh, reference_functions, from_a_prev) == other
+
+
+def test_a_behaviour_one_worker_searched_is_not_searched_by_another_of_the_class(assignment, reference_functions, tmp_path):
+    """A local pool's workers hand their diagnoses to the grading process, which journals them;
+    another worker that read the journal names the same behaviour without searching, as the
+    first did. One that did not read it searches."""
+    journal = Journal(str(tmp_path / "learned.jsonl"))
+    ada_w, ben_w = Shared(), Shared()
+    for w in (ada_w, ben_w):
+        w.follow(journal.path)
+    on_ada, on_ben, alone = Judge(assignment), Judge(assignment), Judge(assignment)
+    on_ada.diagnoses.shared, on_ben.diagnoses.shared = ada_w, ben_w
+    first = verdict(on_ada, reference_functions, without_bias)
+    journal.add(ada_w.take(), "ada")
+    ben_w.follow(journal.path)
+    assert verdict(on_ben, reference_functions, without_bias) == first
+    assert (on_ben.diagnoses.searched, on_ben.diagnoses.reused) == (0, 1) and ben_w.take() == []
+    assert verdict(alone, reference_functions, without_bias) == first and alone.diagnoses.searched == 1
+    journal.close()
 
 
 def test_outputs_one_bit_apart_are_searched_apart(assignment, reference_functions):

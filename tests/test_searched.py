@@ -5,7 +5,8 @@ import pytest
 from helpers import cell_namespace
 
 from assignments.grading.contract.trace import examined
-from assignments.grading.judging.searched import Journal, RememberedSearches, Shared, edits_into
+from assignments.grading.judging.classwide import Journal, Shared
+from assignments.grading.judging.searched import RememberedSearches, edits_into
 from assignments.grading.shipped import repair
 from assignments.rnn_step_by_step import ASSIGNMENT as A
 
@@ -64,13 +65,15 @@ def test_a_search_the_class_agreed_on_reaches_every_worker_through_the_grading_p
     """Two workers each ran the search once (one submission's word, alone, is not enough to
     either); the grading process hears both, journals the search, and a third worker reuses it,
     as it would one its own kernels agreed on. An answer that differs takes it back."""
+    journal = Journal(str(tmp_path / "learned.jsonl"))
     ada_w, ben_w, cat_w = Shared(), Shared(), Shared()
+    for w in (ada_w, ben_w):
+        w.follow(journal.path)
     on_ada, on_ben = RememberedSearches(shared=ada_w), RememberedSearches(shared=ben_w)
     first = examine(fn(SLIP, "a"))
     on_ada.keep("rnn", NAME, first, "ada")
     on_ben.keep("rnn", NAME, examine(fn("# hi\n" + SLIP, "b")), "ben")
     assert on_ada.known("rnn", NAME) == on_ben.known("rnn", NAME) == []
-    journal = Journal(str(tmp_path / "searches.jsonl"))
     journal.add(ada_w.take(), "ada")
     cat_w.follow(journal.path)
     assert RememberedSearches(shared=cat_w).known("rnn", NAME) == []
@@ -83,12 +86,12 @@ def test_a_search_the_class_agreed_on_reaches_every_worker_through_the_grading_p
     skipped = examine(cat, known=on_cat.known("rnn", NAME))
     fresh = examine(cat)
     assert on_cat.recall("rnn", NAME, skipped) == {k: fresh[k] for k in ("found", "repairs", "tried", "cut")}
-    journal.add([{"aid": "rnn", "name": NAME, "key": first["key"], "entry": {"repairs": [], "tried": 800, "cut": True}}],
+    journal.add([{"kind": "search", "key": ["rnn", NAME, first["key"]], "entry": {"repairs": [], "tried": 800, "cut": True}}],
                 "mallory")
     cat_w.follow(journal.path)
     assert on_cat.known("rnn", NAME) == [] and on_cat.recall("rnn", NAME, skipped) is None
     journal.close()
-    assert not (tmp_path / "searches.jsonl").exists()
+    assert not (tmp_path / "learned.jsonl").exists()
 
 
 def test_a_worker_trusts_neither_a_half_written_line_nor_the_class_against_its_own_kernels(tmp_path):
@@ -99,12 +102,12 @@ def test_a_worker_trusts_neither_a_half_written_line_nor_the_class_against_its_o
              "cut": ada["cut"]}
     for r in entry["repairs"]:
         del r["line"]
-    line = json.dumps({"aid": "rnn", "name": NAME, "key": ada["key"], "entry": entry}) + "\n"
+    line = json.dumps({"kind": "search", "key": ["rnn", NAME, ada["key"]], "entry": entry}) + "\n"
     path = tmp_path / "searches.jsonl"
     path.write_text(line[:40])
     worker = Shared()
     worker.follow(str(path))
-    assert worker.agreed == {}
+    assert worker.known["search"] == {}
     path.write_text(line)
     worker.follow(str(path))
     on_worker = RememberedSearches(shared=worker)
@@ -112,7 +115,7 @@ def test_a_worker_trusts_neither_a_half_written_line_nor_the_class_against_its_o
     on_worker.keep("rnn", NAME, forged(ada, "scores = 0  # mine"), "dan")
     assert on_worker.known("rnn", NAME) == []
     worker.follow(None)
-    assert worker.agreed == {} and RememberedSearches(shared=worker).known("rnn", NAME) == []
+    assert worker.known["search"] == {} and RememberedSearches(shared=worker).known("rnn", NAME) == []
 
 
 def forged(reply, after):
@@ -183,7 +186,7 @@ def test_a_class_sharing_a_wrong_function_gets_what_each_would_get_alone(tmp_pat
         graded[label] = {s["student"]: next(e for e in s["exercises"] if e["id"] == "lstm_cell_backward")
                          for s in results["submissions"]}
     assert graded["remembered"] == graded["two workers"] == graded["searched"]
-    assert not list((tmp_path / "two workers").rglob("searches-*"))
+    assert not list((tmp_path / "two workers").rglob("learned-*"))
     lines = [graded["searched"][s]["repair"]["line"] for s in ("sam", "tess", "uma", "vic")]
     assert lines == [lines[0] + i for i in range(4)]
 

@@ -13,16 +13,17 @@ then run on the learner's hidden cases in their own kernel, as a fresh search's 
 (located.py). A search that found nothing cannot be checked, so it is always run again: no
 one can withhold another learner's repair. Otherwise the kernel searches after all.
 A local pool's workers each remember their own kernels' searches, and hand them back with each
-result; the grading process applies the same rule to the whole class and writes each search the
-class agreed on to a journal the workers read before each submission (``Shared``, ``Journal``),
-so that two workers do not each need two submissions of their own before they reuse a search.
+result; the grading process applies the same rule to the whole class, and the workers read the
+searches the class agreed on before each submission (classwide.py), so that two workers do not
+each need two submissions of their own before they reuse a search.
 Rule (judging/): what a kernel sends back is data to check, never code; expected outputs stay here.
 """
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
+
+from .classwide import SHARED, Shared
 
 SEARCHES_KEPT = 5000   # keys one grading process remembers; then it starts again
 
@@ -42,14 +43,14 @@ class RememberedSearches:
         """The keys whose search can be reused: one answer with a repair, from two submissions or
         more, here or (for a local pool's worker) in the class."""
         keys = {key for (a, n, key) in self._answers if a == aid and n == name}
-        keys |= {key for (a, n, key) in self.shared.agreed if a == aid and n == name}
+        keys |= {key for (a, n, key) in self.shared.known["search"] if a == aid and n == name}
         return sorted(key for key in keys if self.entry(aid, name, key) is not None)
 
     def entry(self, aid: str, name: str, key: str) -> dict[str, Any] | None:
         """The search a key's kernels agreed on, if it can be reused; never when this process
         heard two answers to it, or one that is not the class's."""
         answers = self._answers.get((aid, name, key), {})
-        shared = self.shared.agreed.get((aid, name, key))
+        shared = self.shared.known["search"].get((aid, name, key))
         if len(answers) > 1 or (shared is not None and answers and json.dumps(shared, sort_keys=True) not in answers):
             return None
         return _agreed(answers) or shared
@@ -61,7 +62,7 @@ class RememberedSearches:
             return
         self.searched += 1
         self.keep_entry(aid, name, reply["key"], entry, who)
-        self.shared.fresh.append({"aid": aid, "name": name, "key": reply["key"], "entry": entry})
+        self.shared.tell("search", [aid, name, reply["key"]], entry)
 
     def keep_entry(self, aid: str, name: str, key: str, entry: dict[str, Any], who: str) -> None:
         """Count ``who``'s answer ``entry`` (as ``_relative`` writes it) to the search ``key`` names."""
@@ -89,83 +90,6 @@ class RememberedSearches:
                             "source": r["source"]})
         self.reused += 1
         return {"found": reply.get("found"), "repairs": repairs, "tried": entry["tried"], "cut": entry["cut"]}
-
-
-class Shared:
-    """What a worker process shares with the class's other workers through the grading process:
-    the searches its kernels ran since it last handed them back (``fresh``, taken into each
-    result), and the searches the class agreed on (``agreed``), read from the grading process's
-    journal (``Journal``). A worker without a journal (one in the grading process, or on a
-    cluster) agrees with itself only."""
-
-    def __init__(self) -> None:
-        self.fresh: list[dict[str, Any]] = []
-        self.agreed: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self._path: str | None = None
-        self._offset = 0
-
-    def take(self) -> list[dict[str, Any]]:
-        """The searches run since the last take."""
-        fresh, self.fresh = self.fresh, []
-        return fresh
-
-    def follow(self, path: str | None) -> None:
-        """Read what the journal at ``path`` gained since the last reading (whole lines only)."""
-        if path != self._path:
-            self._path, self._offset, self.agreed = path, 0, {}
-        if path is None:
-            return
-        try:
-            with open(path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read()
-        except OSError:
-            return
-        whole = data.rfind(b"\n") + 1
-        for line in data[:whole].splitlines():
-            said = json.loads(line)
-            where = (said["aid"], said["name"], said["key"])
-            if said["entry"] is None:
-                self.agreed.pop(where, None)
-            else:
-                self.agreed[where] = said["entry"]
-        self._offset += whole
-
-
-SHARED = Shared()
-"""This process's."""
-
-
-class Journal:
-    """The grading process's side: the searches every worker's kernels ran, counted by the same
-    rule for the whole class, and a line written for each search whose agreed answer changes
-    (the answer; or none, when another answer came) to ``path``, which only this process
-    writes. Each line is written whole, in one call, at the end of the file."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.searches = RememberedSearches(shared=Shared())
-        with open(path, "wb"):
-            pass
-
-    def add(self, ran: list[dict[str, Any]], who: str) -> None:
-        """A worker's result's searches (``Shared.take``), its kernels' for the submission ``who``."""
-        for said in ran:
-            where = (said["aid"], said["name"], said["key"])
-            before = self.searches.entry(*where)
-            self.searches.keep_entry(*where, said["entry"], who)
-            after = self.searches.entry(*where)
-            if after != before:
-                line = json.dumps({"aid": where[0], "name": where[1], "key": where[2], "entry": after}) + "\n"
-                with open(self.path, "ab") as f:
-                    f.write(line.encode())
-
-    def close(self) -> None:
-        """The run is over: no journal left behind."""
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
 
 
 def _agreed(answers: dict[str, tuple[dict[str, Any], set[str]]]) -> dict[str, Any] | None:

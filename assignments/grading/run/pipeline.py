@@ -32,7 +32,7 @@ from nbgrader.plugins.export import CsvExportPlugin
 
 from ..authoring.generated import write_generated
 from ..contract import messages
-from ..judging import searched
+from ..judging.classwide import Journal
 from ..judging.judged_execute import prepared
 from ..reports import lms, report
 from ..sandbox.zygotes import ZYGOTES
@@ -228,14 +228,14 @@ def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cac
     judged = {}
     placer = folders.Placer(os.path.join(work, "files"))
     count = len(jobs) if count is None else count
-    journal = shared_searches(dispatch, work, assignment, count)
+    journal = classwide_journal(dispatch, work, assignment, count)
     if journal is not None:
         jobs = (dict(job, journal=journal.path) for job in jobs)
     try:
         for result in dispatch.run(course, jobs, parent=work, count=count):
             rec = records[result["student"]]
             if journal is not None:
-                journal.add(result.get("searches", []), rec["student"])
+                journal.add(result.get("learned", []), rec["student"])
             rec["flags"] += [f for f in result.get("flags", []) if f not in rec["flags"]]
             if result["ok"]:
                 try:
@@ -253,12 +253,13 @@ def run_jobs(config, assignment, work, dispatch, course, jobs, records, bar, cac
     return judged
 
 
-def shared_searches(dispatch, work, assignment, count):
-    """The journal of the repair searches the class agreed on, for a local pool's workers
-    (judging/searched.py); None for one worker, which agrees with itself, and on a cluster."""
+def classwide_journal(dispatch, work, assignment, count):
+    """The journal of what a local pool's workers learned that the others can reuse (the
+    catalog's diagnoses, the repair searches the class agreed on: judging/classwide.py); None
+    for one worker, which keeps its own, and on a cluster."""
     if dispatch.scheduler or dispatch.local_workers(count) < 2:
         return None
-    return searched.Journal(os.path.join(work, f"searches-{assignment.id}.jsonl"))
+    return Journal(os.path.join(work, f"learned-{assignment.id}.jsonl"))
 
 
 @dataclasses.dataclass

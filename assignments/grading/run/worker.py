@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from nbgrader.converters import Autograde, GenerateFeedback
 
 from ..contract.assignment import use_source
-from ..judging import searched
+from ..judging.classwide import SHARED
 from ..measure import steps
 from ..sandbox.kernel import take_notes
 from ..sandbox.spare import SPARE
@@ -92,7 +92,8 @@ class Worker:
 
     def grade(self, job):
         """``job``: {"student": id, "files": {name: bytes}} (the staged submission), and
-        "journal": the path of the grading process's journal of searches, if it keeps one.
+        "journal": the path of the grading process's journal of what the class's workers
+        learned (judging/classwide.py), if it keeps one.
         Returns what the grading process needs; never raises for a bad submission."""
         started = time.perf_counter()
         cpu = resource.getrusage(resource.RUSAGE_SELF)
@@ -108,8 +109,8 @@ class Worker:
                   "worker": f"{socket.gethostname()}:{os.getpid()}", "flags": []}
         take_notes()   # what an earlier submission's kernels left
         steps.take()   # and what they cost
-        searched.SHARED.take()   # and the searches they ran (handed back with that submission)
-        searched.SHARED.follow(job.get("journal"))   # the searches the class agreed on so far
+        SHARED.take()   # and what was learned grading it (handed back with that submission)
+        SHARED.follow(job.get("journal"))   # what the class's other workers learned so far
         errors = ErrorLog()
         logging.getLogger("traitlets").addHandler(errors)
         autograde = Autograde if self.stock else OnePassAutograde
@@ -140,7 +141,7 @@ class Worker:
         result["seconds"] = round(time.perf_counter() - started, 3)
         result["cpu"] = round(used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime, 3)
         result["steps"] = steps.take()
-        result["searches"] = searched.SHARED.take()
+        result["learned"] = SHARED.take()   # for the class's other workers (judging/classwide.py)
         return result
 
     def close(self):
