@@ -44,6 +44,8 @@ def test_style_earns_full_marks(assignment, release_checks_module, path, functio
     assert f"✓ {function}: all checks passed" in capsys.readouterr().out
 
 
+# a class of every style graded again through kernels (each style is judged in-process above): `make test` only
+@pytest.mark.slow
 def test_every_style_graded_for_real_earns_everything(assignment, tmp_path):
     """Each style as a student (laid over Ada's answers where it has no function of its own),
     through nbgrader, real kernels and the whole pipeline."""

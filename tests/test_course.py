@@ -74,6 +74,8 @@ def test_two_assignments_keep_their_own_outputs(gru_class, sample_class):
     assert os.path.exists(os.path.join(sample_class["out"], "results", "rnn_step_by_step", "results.json"))
 
 
+# the command line grades a class again, in a new process (the sample class is graded in-process): `make test` only
+@pytest.mark.slow
 def test_grade_command_grades_what_the_submissions_hold(tmp_path):
     subs = build_samples(str(tmp_path / "in"))
     run = subprocess.run([sys.executable, "-m", "assignments", "grade", "--submissions", subs, "--out",

@@ -73,6 +73,8 @@ class StockOnCoursePage(HTMLExporter):
         feedback.use_course_page(self)
 
 
+# the sample class's pages made again by nbgrader's own exporter, to compare: `make test` only
+@pytest.mark.slow
 def test_feedback_page_is_nbgraders_own(sample_class, tmp_path, monkeypatch):
     """The same document as nbgrader's stock HTML exporter makes with the course's template
     and math renderer, up to how BeautifulSoup (which the stock exporter runs the page

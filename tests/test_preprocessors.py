@@ -150,6 +150,8 @@ def test_messages_that_are_not_outputs_make_none():
     assert output_node({"msg_type": "status", "content": {"execution_state": "idle"}}) is None
 
 
+# two classes graded, inside an event loop and outside, to compare: `make test` only
+@pytest.mark.slow
 def test_inside_a_running_event_loop_the_kernel_sockets_are_read_from_one_thread(tmp_path, monkeypatch):
     """formgrader's Autograde button runs nbgrader inside the Jupyter server's request, whose
     thread runs an event loop. There nbclient would run its coroutines on a helper thread of
