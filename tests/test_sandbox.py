@@ -427,13 +427,13 @@ for _ in range({n}):
             os._exit(0)
     pids.append(pid)
 os.close(ready_w)
-ready, ended = 0, dict()
+ready, ended = 0, set()
 while ready + len(ended) < len(pids):   # each child holds its block, or was stopped
     if select.select([ready_r], [], [], 0.05)[0]:
         ready += len(os.read(ready_r, 64))
     for p in pids:
         if p not in ended and os.waitpid(p, os.WNOHANG)[0]:
-            ended[p] = 1
+            ended.add(p)
 os.close(go_w)
 print("children", sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in pids if p not in ended))
 '''
