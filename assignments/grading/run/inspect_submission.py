@@ -2,6 +2,7 @@
 students must not change, and code that tries to reach what the sandbox hides.
 Rule (run/): only the grading process writes the class's gradebook and folders."""
 import copy
+import functools
 import os
 import re
 import stat
@@ -94,7 +95,51 @@ def attempts(submitted, release):
     """Flags for code, outside the cells the release wrote, that looks for hidden things."""
     given = {c.source for c in release.cells}
     code = "\n".join(c.source for c in submitted.cells if c.cell_type == "code" and c.source not in given)
-    return [f"attempt:{flag}" for flag, pattern in ATTEMPTS if re.search(pattern, code)]
+    return [f"attempt:{flag}" for flag, pattern in ATTEMPTS if _found(pattern, code)]
+
+
+def _found(pattern, code):
+    """``re.search(pattern, code)``, asked only when the code holds one of the texts every match
+    of ``pattern`` must hold (``needles``): Python's regular expressions try each alternative at
+    every character, and most learners' code holds none of them."""
+    needles = _needles(pattern)
+    if needles is not None and not any(needle in code for needle in needles):
+        return False
+    return re.search(pattern, code) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _needles(pattern):
+    """Texts one of which every match of ``pattern`` holds: for each alternative of its one
+    group of alternatives (word boundaries around it aside), the longest run of literal
+    characters in it. None when the pattern is not of that shape or an alternative has no
+    literal character."""
+    try:   # the parser of the re module itself
+        from re import _constants as c
+        from re import _parser as parser
+    except ImportError:   # Python 3.10
+        import sre_constants as c
+        import sre_parse as parser
+    parsed = parser.parse(pattern)
+    items = [item for item in parsed if item != (c.AT, c.AT_BOUNDARY)]
+    if parsed.state.flags & re.IGNORECASE or len(items) != 1 or items[0][0] is not c.SUBPATTERN:
+        return None
+    body = items[0][1][-1]
+    branches = [list(branch) for branch in body[0][1][1]] if len(body) == 1 and body[0][0] is c.BRANCH else [list(body)]
+    needles = []
+    for branch in branches:
+        runs, run = [], ""
+        for op, av in branch + [(None, None)]:
+            if op is c.LITERAL:
+                run += chr(av)
+            else:
+                runs.append(run)
+                run = ""
+        longest = max(runs, key=len)
+        if not longest:
+            return None
+        needles.append(longest)
+    return tuple(needles)
 
 
 def repair(submitted, release):
