@@ -314,8 +314,9 @@ def test_the_loops_closeness_is_numpys_allclose(release_checks_module):
 
 
 def test_a_check_decodes_only_the_data_it_reads(reference_functions, capsys):
-    """check_data.json keeps the cases, the known mistakes and the trace as one text per
-    function: a right function's check decodes its own cases and its callees' only."""
+    """check_data.json says where each function's cases, known mistakes and trace are (its
+    "offsets"): a right function's check decodes its own cases and its callees' only, and
+    each value it decodes is the file's, read whole."""
     spec = importlib.util.spec_from_file_location("rnn_checks_lazily", os.path.join(RELEASE, "rnn_checks.py"))
     checks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checks)
@@ -325,7 +326,9 @@ def test_a_check_decodes_only_the_data_it_reads(reference_functions, capsys):
     assert "all checks passed" in capsys.readouterr().out
     assert set(data["cases"]._read) == {"rnn_forward", "rnn_cell_forward"}
     assert not data["mistakes"]._read and not data["trace"]._read
-    # read whole, a section is what the file's texts say
+    # read whole (the file is one JSON object), every section and function is what a check reads
     with open(os.path.join(RELEASE, "check_data.json"), encoding="utf-8") as f:
-        raw = json.load(f)
-    assert dict(data["mistakes"]) == {k: json.loads(v) for k, v in raw["mistakes"].items()}
+        whole = json.load(f)
+    assert set(whole) == set(data) | {"offsets"}
+    for section, value in data.items():
+        assert (dict(value) if isinstance(value, checks._ByFunction) else value) == whole[section], section

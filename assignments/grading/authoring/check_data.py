@@ -14,8 +14,9 @@ import json
 from ..contract.trace import public_cases, stable, trace
 
 PER_FUNCTION = ("cases", "mistakes", "trace")
-"""The sections written as one JSON text per function (most of the file's bytes), as the
-file's "per_function" says: the checks decode only the texts they read (student_checks._load)."""
+"""The sections the checks read one function at a time (most of the file's bytes): the file's
+"offsets" say where each function's value is, so that the checks decode only those they read
+(student_checks._load)."""
 
 
 def known_mistakes(assignment, name, public):
@@ -57,7 +58,36 @@ def build(assignment):
                                       for m in mistakes.for_function(e.name) for aspect, label in m.behaviour]
         data["raises"][e.name] = [{"code": m.code, "pattern": m.raises, "feedback": m.feedback}
                                   for m in mistakes.for_function(e.name) if m.raises]
-    for section in PER_FUNCTION:   # one text per function, which the checks decode as they need it
-        data[section] = {name: json.dumps(value, separators=(",", ":")) for name, value in data[section].items()}
-    data["per_function"] = list(PER_FUNCTION)
-    return json.dumps(data, separators=(",", ":")) + "\n"
+    return with_offsets(data)
+
+
+def with_offsets(data):
+    """``data`` as one JSON object (ASCII, compact) whose last member, "offsets", gives where in
+    the file each section's value starts and ends, and for the PER_FUNCTION sections each
+    function's: a check reads the file's bytes and decodes only the values it needs, instead of
+    the whole file (most of the first check's time in a fresh kernel)."""
+    out, offsets = ["{"], {}
+    at = 1
+
+    def put(text):
+        nonlocal at
+        out.append(text)
+        at += len(text)
+
+    for i, (section, value) in enumerate(data.items()):
+        put(("," if i else "") + json.dumps(section) + ":")
+        if section in PER_FUNCTION:
+            offsets[section] = {}
+            put("{")
+            for j, (name, part) in enumerate(value.items()):
+                put(("," if j else "") + json.dumps(name) + ":")
+                start = at
+                put(json.dumps(part, separators=(",", ":")))
+                offsets[section][name] = [start, at]
+            put("}")
+        else:
+            start = at
+            put(json.dumps(value, separators=(",", ":")))
+            offsets[section] = [start, at]
+    put(',"offsets":' + json.dumps(offsets, separators=(",", ":")) + "}\n")
+    return "".join(out)

@@ -649,32 +649,36 @@ _data = None
 
 
 class _ByFunction(Mapping):
-    """A section of check_data.json kept as one JSON text per function (those its
-    "per_function" names), decoded when first read: a check reads its own function's cases
-    only, and the known mistakes and the trace only when the function is wrong."""
+    """A section of check_data.json read one function at a time (the file's "offsets" say
+    where each function's value is): a check decodes its own function's cases only, and the
+    known mistakes and the trace only when the function is wrong."""
 
-    def __init__(self, texts):
-        self._texts, self._read = texts, {}
+    def __init__(self, raw, where):
+        self._raw, self._where, self._read = raw, where, {}
 
     def __getitem__(self, name):
         if name not in self._read:
-            self._read[name] = json.loads(self._texts[name])
+            start, end = self._where[name]
+            self._read[name] = json.loads(self._raw[start:end])
         return self._read[name]
 
     def __iter__(self):
-        return iter(self._texts)
+        return iter(self._where)
 
     def __len__(self):
-        return len(self._texts)
+        return len(self._where)
 
 
 def _load():
+    """check_data.json, its sections decoded as they are read: the file's last member says where
+    each value is, so a check never decodes the whole file (authoring/check_data.py)."""
     global _data
     if _data is None:
-        with open(DATA_FILE, encoding="utf-8") as f:
-            _data = json.load(f)
-        for section in _data.get("per_function", ()):
-            _data[section] = _ByFunction(_data[section])
+        with open(DATA_FILE, "rb") as f:
+            raw = f.read()
+        offsets = json.loads(raw[raw.rindex(b',"offsets":') + len(b',"offsets":'):raw.rindex(b"}")])
+        _data = {section: _ByFunction(raw, where) if isinstance(where, dict) else json.loads(raw[where[0]:where[1]])
+                 for section, where in offsets.items()}
     return _data
 
 
