@@ -234,32 +234,50 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
                                                           [(s, _terms(s, shapes)) for s in statements])
     deadline = Deadline(seconds)
     kept, seen, count = [], set(), 0
-    for stmt, terms in rounds:
-        first, last = stmt.lineno, (stmt.end_lineno if not isinstance(stmt, ast.For) else stmt.lineno)
-        indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
-        before = "\n".join(lines[first - 1:last])
-        for edited in edits(stmt, context, terms):
-            if count >= tries or deadline.passed():
-                spent.update(tried=count, cut=True)
-                return kept
-            after = indent + (_header(edited) if isinstance(edited, ast.For) else ast.unparse(edited))
-            if after in seen or after.strip() == before.strip():
-                continue
-            seen.add(after)
-            count += 1
-            spent["tried"] = count
-            candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
-            saved = first_seen.get(first) if id(stmt) in alone else None
-            if saved is not None and _fails_at_once(edited, after, fn, saved, rests.get(id(stmt)), spec, cases[0][1]):
-                continue
-            if _passes(spec, candidate, fn, cases):
-                kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
-                             "after": after.strip(), "source": candidate})
-                if len(kept) >= REPAIRS_FOUND:
-                    break
-        if kept:   # the first statement that can be mended is the one to mend, by the smallest edit
-            return sorted(kept, key=lambda r: (changed_tokens(written(r["before"]), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
+    with quiet():   # what the candidates print, and numpy's warnings: dropped, for the whole search
+        for stmt, terms in rounds:
+            first, last = stmt.lineno, (stmt.end_lineno if not isinstance(stmt, ast.For) else stmt.lineno)
+            indent = lines[first - 1][:len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+            before = "\n".join(lines[first - 1:last])
+            for edited in edits(stmt, context, terms):
+                if count >= tries or deadline.passed():
+                    spent.update(tried=count, cut=True)
+                    return kept
+                after = indent + (_header(edited) if isinstance(edited, ast.For) else ast.unparse(edited))
+                if after in seen or after.strip() == before.strip():
+                    continue
+                seen.add(after)
+                count += 1
+                spent["tried"] = count
+                candidate = "\n".join(lines[:first - 1] + [after] + lines[last:]) + "\n"
+                saved = first_seen.get(first) if id(stmt) in alone else None
+                if saved is not None and _fails_at_once(edited, after, fn, saved, rests.get(id(stmt)), spec, cases[0][1]):
+                    continue
+                if _passes(spec, candidate, fn, cases):
+                    kept.append({"line": fn.__code__.co_firstlineno + first - 1, "before": before.strip(),
+                                 "after": after.strip(), "source": candidate})
+                    if len(kept) >= REPAIRS_FOUND:
+                        break
+            if kept:   # the first statement that can be mended is the one to mend, by the smallest edit
+                return sorted(kept, key=lambda r: (changed_tokens(written(r["before"]), r["after"]), len(r["after"])))[:REPAIRS_KEPT]
     return kept
+
+
+class _Sink(io.TextIOBase):
+    """Where a candidate's prints go: nowhere (a search runs hundreds)."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        return len(text)
+
+
+@contextlib.contextmanager
+def quiet():
+    """What a candidate prints and numpy's warnings, dropped."""
+    with contextlib.redirect_stdout(_Sink()), contextlib.redirect_stderr(_Sink()), np.errstate(all="ignore"):
+        yield
 
 
 class Deadline:
@@ -449,15 +467,13 @@ def _fails_at_once(edited, after, fn, saved, rest=None, spec=None, expected=None
     read = _code_names(code) | (rest[1] if rest is not None else set())   # a name no code reads needs no copy
     space.update((n, fresh_copy(saved[n], memo)) for n in read if n in saved)
     space.pop(RESULT, None)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                np.errstate(all="ignore"):
-            eval(code, space)
-            if not whole:
-                return False
-            if rest is not None:
-                eval(rest[0], space)
-            return bool(differs(spec, space.get(RESULT), expected))
+    try:   # inside ``quiet``
+        eval(code, space)
+        if not whole:
+            return False
+        if rest is not None:
+            eval(rest[0], space)
+        return bool(differs(spec, space.get(RESULT), expected))
     except Exception:
         return True
 
@@ -484,11 +500,9 @@ def _passes(spec, candidate, fn, cases):
     try:
         exec(compile(candidate, f"<repair of {fn.__name__}>", "exec"), space)
         new = space[fn.__name__]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                np.errstate(all="ignore"):
-            for inputs, expected in cases:
-                if differs(spec, new(*fresh_copy(inputs, {})), expected):
-                    return False
+        for inputs, expected in cases:   # inside ``quiet``
+            if differs(spec, new(*fresh_copy(inputs, {})), expected):
+                return False
     except Exception:
         return False
     return True
