@@ -9,7 +9,6 @@ ordinary module over ``student_checks``.
 Rule (shipped/): the standard library and numpy only; it leaves the grading process as text.
 """
 import contextlib
-import io
 import json
 import os
 import warnings
@@ -18,7 +17,7 @@ from itertools import repeat
 from operator import is_ as _is
 
 try:   # in the kernel there is no package: the check module's names are already defined
-    from .repair import REPAIR_TRIES, examine
+    from .repair import REPAIR_TRIES, _Sink, examine
     from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, pack, student_line
 except ImportError:
     pass
@@ -41,9 +40,10 @@ _ask_callee = None         # in the grading process (inprocess.py): answers a st
 
 def kernel_source(assignment):
     """The text run in each kernel (or once in the zygote that forks it): the students' check
-    module, then repair.py, then this module, then ``_own_modules()``."""
+    module, then written.py and repair.py, then this module, then ``_own_modules()``."""
     texts = []
-    for path in (assignment.checks_file, os.path.join(os.path.dirname(__file__), "repair.py"), __file__):
+    here = os.path.dirname(__file__)
+    for path in (assignment.checks_file, os.path.join(here, "written.py"), os.path.join(here, "repair.py"), __file__):
         with open(path, encoding="utf-8") as f:
             texts.append(f.read())
     return "\n\n".join(texts) + "\n_own_modules()\n"
@@ -59,16 +59,6 @@ def _own_modules():
                  "copy", "inspect", "textwrap", "time"):
         if isinstance(space.get(name), types.ModuleType):
             space[name] = types.SimpleNamespace(**vars(space[name]))
-
-
-class _Sink(io.TextIOBase):
-    """Swallows what the learner's code prints while it is judged."""
-
-    def writable(self):
-        return True
-
-    def write(self, text):
-        return len(text)
 
 
 def heal(*_):

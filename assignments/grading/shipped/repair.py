@@ -21,6 +21,7 @@ import numpy as np
 
 try:   # in the kernel there is no package: the check module's names are already defined
     from .student_checks import decode, differs, fresh_copy, locate_in
+    from .written import unparse
 except ImportError:
     pass
 
@@ -243,7 +244,7 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
                 if count >= tries or deadline.passed():
                     spent.update(tried=count, cut=True)
                     return kept
-                after = indent + (_header(edited) if isinstance(edited, ast.For) else ast.unparse(edited))
+                after = indent + (_header(edited) if isinstance(edited, ast.For) else unparse(edited))
                 if after in seen or after.strip() == before.strip():
                     continue
                 seen.add(after)
@@ -264,7 +265,8 @@ def mend(spec, public, fn, found=None, seconds=REPAIR_SECONDS, tries=REPAIR_TRIE
 
 
 class _Sink(io.TextIOBase):
-    """Where a candidate's prints go: nowhere (a search runs hundreds)."""
+    """Where what a learner's code prints goes while it is judged or searched: nowhere (a search
+    runs hundreds of candidates). The harness's too."""
 
     def writable(self):
         return True
