@@ -66,7 +66,6 @@ class Written:
         else:
             raise Written._Other
 
-
     @staticmethod
     def _expression(node, out, given):
         write = Written._WRITERS.get(type(node))
@@ -74,17 +73,14 @@ class Written:
             raise Written._Other
         write(node, out, given)
 
-
     @staticmethod
-    def _bracketed(node, out, given, precedence):
+    def _bracketed(node, given, precedence):
         """Whether ``node``, of ``precedence``, is written in brackets where its parent put it."""
         return given.get(node, Written.P.TEST) > precedence
-
 
     @staticmethod
     def _name(node, out, given):
         out.append(node.id)
-
 
     @staticmethod
     def _constant(node, out, given):
@@ -96,7 +92,6 @@ class Written:
             raise Written._Other
         out.append(text)
 
-
     @staticmethod
     def _attribute(node, out, given):
         given[node.value] = Written.P.ATOM
@@ -104,7 +99,6 @@ class Written:
         if type(node.value) is ast.Constant and isinstance(node.value.value, int):
             out.append(" ")
         out.append("." + node.attr)
-
 
     @staticmethod
     def _call(node, out, given):
@@ -125,7 +119,6 @@ class Written:
             Written._expression(e.value, out, given)
         out.append(")")
 
-
     @staticmethod
     def _items(elts, out, given):
         if len(elts) == 1:
@@ -136,7 +129,6 @@ class Written:
             if i:
                 out.append(", ")
             Written._expression(e, out, given)
-
 
     @staticmethod
     def _subscript(node, out, given):
@@ -149,7 +141,6 @@ class Written:
             Written._expression(node.slice, out, given)
         out.append("]")
 
-
     @staticmethod
     def _slice(node, out, given):
         if node.lower:
@@ -161,14 +152,12 @@ class Written:
             out.append(":")
             Written._expression(node.step, out, given)
 
-
     @staticmethod
     def _tuple(node, out, given):
-        bracketed = not node.elts or given.get(node, Written.P.TEST) > Written.P.TUPLE
+        bracketed = not node.elts or Written._bracketed(node, given, Written.P.TUPLE)
         out.append("(" if bracketed else "")
         Written._items(node.elts, out, given)
         out.append(")" if bracketed else "")
-
 
     @staticmethod
     def _list(node, out, given):
@@ -179,12 +168,11 @@ class Written:
             Written._expression(e, out, given)
         out.append("]")
 
-
     @staticmethod
     def _binary(node, out, given):
         operator = Written._BINARY[type(node.op)]
         precedence = Written._BINARY_PRECEDENCE[operator]
-        bracketed = Written._bracketed(node, out, given, precedence)
+        bracketed = Written._bracketed(node, given, precedence)
         out.append("(" if bracketed else "")
         if operator == "**":
             left, right = precedence.next(), precedence
@@ -197,22 +185,20 @@ class Written:
         Written._expression(node.right, out, given)
         out.append(")" if bracketed else "")
 
-
     @staticmethod
     def _unary(node, out, given):
         operator = Written._UNARY[type(node.op)]
         precedence = Written.P.NOT if operator == "not" else Written.P.FACTOR
-        bracketed = Written._bracketed(node, out, given, precedence)
+        bracketed = Written._bracketed(node, given, precedence)
         out.append("(" if bracketed else "")
         out.append(operator if precedence is Written.P.FACTOR else operator + " ")
         given[node.operand] = precedence
         Written._expression(node.operand, out, given)
         out.append(")" if bracketed else "")
 
-
     @staticmethod
     def _compare(node, out, given):
-        bracketed = Written._bracketed(node, out, given, Written.P.CMP)
+        bracketed = Written._bracketed(node, given, Written.P.CMP)
         out.append("(" if bracketed else "")
         for part in (node.left, *node.comparators):
             given[part] = Written.P.CMP.next()
@@ -222,12 +208,11 @@ class Written:
             Written._expression(e, out, given)
         out.append(")" if bracketed else "")
 
-
     @staticmethod
     def _boolean(node, out, given):
         operator = "and" if type(node.op) is ast.And else "or"
         precedence = Written.P.AND if operator == "and" else Written.P.OR
-        bracketed = Written._bracketed(node, out, given, precedence)
+        bracketed = Written._bracketed(node, given, precedence)
         out.append("(" if bracketed else "")
         for i, value in enumerate(node.values):
             if i:
@@ -237,10 +222,9 @@ class Written:
             Written._expression(value, out, given)
         out.append(")" if bracketed else "")
 
-
     @staticmethod
     def _if_expression(node, out, given):
-        bracketed = Written._bracketed(node, out, given, Written.P.TEST)
+        bracketed = Written._bracketed(node, given, Written.P.TEST)
         out.append("(" if bracketed else "")
         given[node.body] = given[node.test] = Written.P.TEST.next()
         Written._expression(node.body, out, given)
@@ -250,7 +234,6 @@ class Written:
         given[node.orelse] = Written.P.TEST
         Written._expression(node.orelse, out, given)
         out.append(")" if bracketed else "")
-
 
     @staticmethod
     def _starred(node, out, given):
