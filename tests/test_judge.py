@@ -222,3 +222,45 @@ def test_a_tampered_packed_reply_is_a_fault_or_judged_wrong(assignment, tamper):
         assignment.checks.pack(o)), "observed": {}}))) for o in right]
     assert all(status in ("ok", "fault") for status, _, _ in replies)
     assert not j.judge(name, lambda *_: replies).passed
+
+
+HALVED_STORE = '''
+def rnn_forward(x, a0, parameters):
+    n_x, m, T_x = x.shape
+    n_y, n_a = parameters["Wya"].shape
+    a, y_pred, caches = np.zeros((n_a, m, T_x)), np.zeros((n_y, m, T_x)), []
+    a_next = a0
+    for t in range(T_x):
+        a_next, yt, cache = rnn_cell_forward(x[:, :, t], a_next, parameters)
+        a[:, :, t] = 0.5 * a_next
+        y_pred[:, :, t] = yt
+        caches.append(cache)
+    return a, y_pred, (caches, x)
+'''
+
+
+def test_a_wrong_loop_is_told_each_of_its_faults_once_for_the_case_shown(assignment, reference_functions, monkeypatch):
+    """A loop that stores half of each step's a_next goes wrong in the same way on every hidden
+    case: the feedback says so once, with the steps of the case it shows (not once per case,
+    each with its own steps); and what the recorded calls show is worked out once per case,
+    although the diagnosis, the signature and the words all read it."""
+    ns = {"np": np, **reference_functions}
+    exec(HALVED_STORE, ns)
+    protocol, seen = assignment.checks.protocol, []
+    monkeypatch.setattr(assignment.checks, "protocol", lambda *a: seen.append(1) or protocol(*a))
+    v = judge_one(assignment, ns, "rnn_forward")
+    lines = v.feedback.splitlines()
+    shown = int(re.search(r"T_x=(\d+)", lines[1]).group(1))
+    told = [line for line in lines if "is not the a_next returned for step t" in line]
+    assert "How the loop drives its cell:" in lines and len(told) == 1
+    assert told[0].endswith("at t = " + ", ".join(map(str, range(shown))))
+    assert not v.passed and len(seen) == v.cases == len(assignment.hidden_cases("rnn_forward"))
+
+
+def test_unexplained_says_each_aspect_once_first_case_first(release_checks_module):
+    checks = release_checks_module
+    findings = [{"order": ("ok", "")}, None,
+                {"a": ("unknown", "a: steps 0, 1"), "order": ("reversed", "order: 1, 0")},
+                {"a": ("unknown", "a: steps 0, 1, 2"), "c": ("unknown", "c: step 2")}]
+    assert checks.unexplained(findings) == ["a: steps 0, 1", "order: 1, 0", "c: step 2"]
+    assert checks.unexplained(findings, explained_aspects=("a",)) == ["order: 1, 0", "c: step 2"]

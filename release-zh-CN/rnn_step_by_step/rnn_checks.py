@@ -1257,11 +1257,13 @@ def by_protocol(spec, behaviours, findings):
 
 
 def unexplained(findings, explained_aspects=()):
-    """Sentences for the aspects that are wrong in a way no behaviour names, first case first."""
-    lines = []
+    """Sentences for the aspects that are wrong in a way no behaviour names: one an aspect,
+    from the first case where it is wrong (the others' would repeat it with their own steps)."""
+    lines, said = [], set(explained_aspects)
     for f in findings:
         for aspect, (label, detail) in (f or {}).items():
-            if label != "ok" and aspect not in explained_aspects and detail and detail not in lines:
+            if label != "ok" and aspect not in said and detail:
+                said.add(aspect)
                 lines.append(detail)
     return lines
 

@@ -315,6 +315,7 @@ class Judge:
         """The repair searches the kernels of this judge's class ran, by their keys (searched.py)."""
         self.show = "quantity"
         """What the learner's feedback says of a located mistake (REPAIR_SHOWS)."""
+        self._findings: tuple[list[Outcome], str, list[Any]] | None = None   # the last outcomes' (``findings``)
 
     def cases(self, name: str) -> list[HiddenCase]:
         if name not in self._cases:
@@ -359,6 +360,7 @@ class Judge:
         are in ``lang`` (by default the judge's own language); its score and codes in none.
         ``diagnose=False``: the score and the signature alone (clusters.py tries mutants)."""
         self._pairs.clear()
+        self._findings = None
         ex = self.a.by_name[name]
         spec = self.a.spec(name)
         total = sum(ex.weight(o) for o in ex.outputs)
@@ -366,7 +368,9 @@ class Judge:
         previous = self.a.checks.use_messages(messages.catalog(lang or self.lang))
         try:
             v, outcomes = self._judge(ex, spec, total, cases, call, diagnose)
-            if examine is not None and diagnose and locate_and_mend(self, ex, v, outcomes, call, examine):
+            if diagnose:   # the words once, after the search for the located line and its edit
+                if examine is not None:
+                    locate_and_mend(self, ex, v, outcomes, call, examine)
                 v.feedback = self._feedback(ex, v, outcomes)
             return v
         finally:
@@ -402,8 +406,6 @@ class Judge:
                     outcome=outcome, cases_passed=passed_cases, cases=n, diagnosis_cut=cut)
         if not passed:
             v.signature = signature(ex, outcomes, self.findings(ex.name, outcomes))
-        if diagnose:   # without: the signature alone is wanted (clusters.py tries mutants)
-            v.feedback = self._feedback(ex, v, outcomes)
         return v
 
     # --- naming the mistake -------------------------------------------------------------
@@ -486,21 +488,12 @@ class Judge:
         return same & nonzero
 
     def findings(self, name: str, outcomes: list[Outcome]) -> list[Any]:
-        """What each case's recorded calls show about the loop (student_checks.protocol), or []."""
-        spec = self.a.spec(name)
-        if not spec.get("protocol"):
-            return []
-        cells = {n: self.a.spec(n) for n in self.a.by_name}
-        found: list[Any] = []
-        for o in outcomes:
-            calls = o.observed.get("calls")
-            if callable(calls):   # left in the kernel (DeferredCalls): fetched now
-                calls = calls()
-            try:
-                found.append(self.a.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),
-                                                    o.got if o.status == "ok" else None, calls) if calls else None)
-            except Exception:   # a reply shaped in a way the analysis did not foresee: say nothing
-                found.append(None)
+        """What each case's recorded calls show about the loop (student_checks.protocol), or [];
+        worked out once for a function's outcomes (its diagnosis, signature and words read them)."""
+        if self._findings is not None and self._findings[0] is outcomes and self._findings[1] == name:
+            return self._findings[2]
+        found = loop_findings(self.a, name, outcomes)
+        self._findings = (outcomes, name, found)
         return found
 
     # --- words ------------------------------------------------------------------------------
@@ -545,6 +538,25 @@ class Judge:
         lines += [tr(h) for h in case_hints(self.a.case_hints, [o for o in outcomes if o.right], failing,
                                             complete=len(outcomes) == v.cases)]
         return "\n".join(lines)
+
+
+def loop_findings(assignment: Assignment, name: str, outcomes: list[Outcome]) -> list[Any]:
+    """What each case's recorded calls show about the loop (student_checks.protocol), or []."""
+    spec = assignment.spec(name)
+    if not spec.get("protocol"):
+        return []
+    cells = {n: assignment.spec(n) for n in assignment.by_name}
+    found: list[Any] = []
+    for o in outcomes:
+        calls = o.observed.get("calls")
+        if callable(calls):   # left in the kernel (DeferredCalls): fetched now
+            calls = calls()
+        try:
+            found.append(assignment.checks.protocol(spec, cells, dict(zip(spec["args"], o.args)),
+                                                    o.got if o.status == "ok" else None, calls) if calls else None)
+        except Exception:   # a reply shaped in a way the analysis did not foresee: say nothing
+            found.append(None)
+    return found
 
 
 def case_hints(hints: dict[str, tuple[str, str]], right: list[Outcome], wrong: list[Outcome],
