@@ -183,6 +183,31 @@ def test_a_pairs_changed_outputs_are_kept_for_the_class(assignment, monkeypatch)
     assert named(forgetful)[0] == named(forgetful)[0] == first and len(forgetful._changed) <= 3
 
 
+def test_a_pairs_outputs_are_worked_out_once_for_the_class(assignment, monkeypatch):
+    """The outputs of a pair of mistakes on a hidden case are the same for every submission:
+    the next submission whose mistakes are searched through the same pairs runs none of them
+    again (a class of 1,000 asked for each of its ~1,500 pairs about 15 times), and a judge
+    that forgot them (PAIRS_KEPT reached) names the mistakes alike."""
+    from assignments.grading.judging import judge as judging
+    ns = namespace(assignment, cell_with(assignment, ("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"),
+                                         ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")))
+    ran = []
+    run = assignment.mistakes.run
+    monkeypatch.setattr(assignment.mistakes, "run", lambda *a, **k: ran.append(1) or run(*a, **k))
+
+    def named(j):
+        ran.clear()
+        j.diagnoses.found.clear()   # each judged as a new submission's outputs would be
+        return j.judge("lstm_cell_backward", local.caller(assignment, ns)).diagnoses, len(ran)
+    j = judging.Judge(assignment)
+    first, fresh = named(j)
+    assert first == ["lstm_dxt_wrong_slice"] and fresh > 50 and len(j._pairs) > 50
+    assert named(j) == (first, 0)
+    monkeypatch.setattr(judging, "PAIRS_KEPT", 3)
+    forgetful = judging.Judge(assignment)
+    assert named(forgetful)[0] == named(forgetful)[0] == first and len(forgetful._pairs) <= 3
+
+
 def test_measure_the_slowest_check_on_a_wrong_function(assignment, release_checks_module, capsys):
     """Prints the slowest students' check over every catalogued variant (the budget is 50 ms;
     timed assertions flake, so it is printed, not asserted)."""

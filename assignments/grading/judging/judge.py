@@ -36,6 +36,7 @@ Call: TypeAlias = Callable[[str, list[tuple[object, ...]], Sequence[str]], Itera
 
 PAIR_BUDGET = 4000   # pairs of mistake variants tried before giving up on naming one
 CHANGED_KEPT = 200_000   # mutants' changed outputs (by function, case and variants) one judge keeps; then it starts again
+PAIRS_KEPT = 10_000   # pairs of mistakes' outputs on a hidden case (about 5 kB each) one judge keeps; then it starts again
 # Steps the search for a function's catalogued mistakes may take: a step is one variant (or
 # pair) of the catalog tried on every hidden case. Counted, not timed, so that a cut search
 # is the same on every machine and every run (docs/architecture.md gives its CPU time).
@@ -339,10 +340,12 @@ class Judge:
         """The reference's outputs on a hidden case, or a mutant's (cached). None when the
         mutant cannot be built (two edits of the same line) or does not return."""
         key = (name, index, picks)
-        # one judge grades a whole class: keep the reference's and single mistakes' outputs,
-        # but only one submission's worth of pairs (thousands of them, rarely reused)
+        # one judge grades a whole class: keep the reference's and the mistakes' outputs (a
+        # class's wrong functions try about 1,500 pairs of mistakes, each about 15 times)
         cache = self._expected if len(picks) < 2 else self._pairs
         if key not in cache:
+            if cache is self._pairs and len(cache) >= PAIRS_KEPT:
+                cache.clear()
             args = self.cases(name)[index][1]
             if not picks:
                 cache[key] = self.a.expected(name, args)
@@ -359,7 +362,6 @@ class Judge:
         return fewer, when the function is missing, not written or stopped by a fault. Its words
         are in ``lang`` (by default the judge's own language); its score and codes in none.
         ``diagnose=False``: the score and the signature alone (clusters.py tries mutants)."""
-        self._pairs.clear()
         self._findings = None
         ex = self.a.by_name[name]
         spec = self.a.spec(name)
