@@ -367,3 +367,35 @@ def test_the_oracle_over_the_kernels_channel(tmp_path, monkeypatch, protected):
         assert stolen["answers"] == {} and any("hidden cases" in why for why in desk.refused)
     else:
         assert len(stolen["answers"]) == 5 and desk.refused == []
+
+
+def test_a_stand_ins_question_is_the_text_json_writes(monkeypatch):
+    """A loop's stand-in writes each question as json.dumps writes it (the Desk remembers
+    answers by those bytes), a dict of arrays passed again unchanged taken from what it wrote
+    before; changed in place, given other keys, a view, another byte order, something not an
+    array: written anew."""
+    from assignments.grading.shipped import harness
+    monkeypatch.setattr(harness, "_nonce", "n0nce")
+    monkeypatch.setattr(harness, "_args_written", {})
+    rng = np.random.default_rng(3)
+    p = {"Waa": rng.standard_normal((5, 5)), "Wax": rng.standard_normal((5, 3)), "ba": np.zeros((5, 1))}
+    x = rng.standard_normal((3, 10, 4))
+
+    def same(*named):
+        written = harness._question_line("rnn_cell_forward", list(named))
+        assert written == json.dumps({"nonce": "n0nce", "callee": "rnn_cell_forward", "args": harness.encode(list(named))})
+        return written
+    first = same(x[:, :, 0], np.ones((5, 10)), p)
+    assert same(x[:, :, 0], np.ones((5, 10)), p) == first and len(harness._args_written) == 1
+    p["ba"] += 1   # in place: the same dict and arrays, other bytes
+    assert same(x[:, :, 0], np.ones((5, 10)), p) != first and len(harness._args_written) == 2
+    for other in ({**p, "extra": 1.5}, {"Wax": p["Wax"], "Waa": p["Waa"], "ba": p["ba"]}, {"Waa": x[:, :, 1].T[:3]},
+                  {"Waa": p["Waa"].astype(">f8")}, {"Waa": p["Waa"].astype(np.float32)}, {1: p["Waa"]}, {},
+                  {"Waa": [p["Waa"]]}, {"Waa": np.array(["a"])}, {"Waa": np.ma.masked_array(p["Waa"])},
+                  {"big": np.zeros(10_000)}):
+        same(x[:, :, 0], other, None, 2.5, (p, [p]))
+    assert len(harness._args_written) == 6   # the reordered dict, the view, the two dtypes: dicts of small arrays
+    same()
+    monkeypatch.setattr(harness, "MAX_ITEMS", 2)
+    same(1.0, 2.0, 3.0)
+    same({"a": np.ones(2), "b": np.ones(2), "c": np.ones(2)})

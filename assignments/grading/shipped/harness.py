@@ -16,9 +16,11 @@ from collections import defaultdict as _defaultdict
 from itertools import repeat
 from operator import is_ as _is
 
+from numpy import ndarray as _ndarray
+
 try:   # in the kernel there is no package: the check module's names are already defined
     from .repair import REPAIR_TRIES, _Sink, examine
-    from .student_checks import Recorder, data_globals, decode, encode, encode_calls, exception_text, pack, student_line
+    from .student_checks import MAX_ITEMS, Recorder, data_globals, decode, encode, encode_calls, exception_text, pack, student_line
 except ImportError:
     pass
 
@@ -36,6 +38,7 @@ _sys = None                # the sys module, taken at set-up
 _pending = b""             # what was read from the grader's socket beyond the last whole line
 _nonce = None              # the nonce of the grader's job under way (a stand-in's calls carry it)
 _ask_callee = None         # in the grading process (inprocess.py): answers a stand-in's call there
+_args_written: dict[tuple, str] = {}   # stand-ins' dict arguments as JSON, by their arrays (``_arg_text``)
 
 
 def kernel_source(assignment):
@@ -122,8 +125,10 @@ def stand_in(callee, arg_names):
     refusal, as an exception of the same name."""
     def reference_callee(*args, **kwargs):
         named = list(args) + [kwargs[n] for n in arg_names[len(args):] if n in kwargs]
-        question = {"nonce": _nonce, "callee": callee, "args": encode(named)}   # the nonce first
-        answer = _ask_callee(question) if _ask_callee is not None else _over_socket(question)
+        if _ask_callee is not None:   # the nonce first
+            answer = _ask_callee({"nonce": _nonce, "callee": callee, "args": encode(named)})
+        else:
+            answer = _over_socket(_question_line(callee, named))
         if isinstance(answer, dict) and "output" in answer:
             return _returned(answer["output"], named)
         raise _exception(answer.get("type") if isinstance(answer, dict) else None,
@@ -148,9 +153,39 @@ def _returned(node, named):
     return decode(node)
 
 
-def _over_socket(question):
+def _question_line(callee, named):
+    """A stand-in's question, the text ``json.dumps({"nonce": ..., "callee": ..., "args":
+    encode(named)})`` writes, with each argument that is a dict of arrays written once for as
+    long as its arrays stay the same, byte for byte (a loop passes its parameters unchanged at
+    every step: they were most of each question's writing)."""
+    if len(named) > MAX_ITEMS:
+        return json.dumps({"nonce": _nonce, "callee": callee, "args": encode(named)})
+    return ('{"nonce": ' + json.dumps(_nonce) + ', "callee": ' + json.dumps(callee) + ', "args": {"list": ['
+            + ", ".join(_arg_text(a) for a in named) + "]}}")
+
+
+def _arg_text(value):
+    """``json.dumps(encode(value))``, from ``_args_written`` for a dict of arrays written before."""
+    if type(value) is not dict or not 0 < len(value) <= MAX_ITEMS:
+        return json.dumps(encode(value, 1))
+    try:   # small arrays of numbers only (what encode writes as arrays): the key holds their bytes
+        key = tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in value.items()
+                    if type(k) is str and type(v) is _ndarray and v.dtype.kind in "biuf" and v.nbytes <= 1 << 16)
+    except Exception:
+        key = ()
+    if len(key) != len(value):
+        return json.dumps(encode(value, 1))
+    text = _args_written.get(key)
+    if text is None:
+        if len(_args_written) >= 64:
+            _args_written.clear()
+        text = _args_written[key] = json.dumps(encode(value, 1))
+    return text
+
+
+def _over_socket(line):
     """One stand-in call answered by the grader over the socket (its next line)."""
-    _send(json.dumps(question).encode() + b"\n")
+    _send(line.encode() + b"\n")
     answer = _line()
     if answer is None:
         raise ConnectionError("the grader's channel closed")
