@@ -333,19 +333,24 @@ def class_benchmark(tmp, n, k, seed, workers):
           f"({longest['student']}, {longest_bad} wrong functions)")
     print(f"{k} correct submissions: plain {plain_cpu / k:5.2f}, ours {per_correct:5.2f} CPU s/submission; "
           f"ours / plain {ours_cpu / plain_cpu:.2f}x (target at most 0.15x); wall plain {plain_wall:.1f} s, ours {ours_wall:.1f} s")
-    print(f"CPU per wrong function (estimate): {(class_cpu - per_correct * n) / max(wrong_count, 1):5.2f} s "
-          f"((class CPU {class_cpu:.1f} s - {n} x {per_correct:.2f}) / {wrong_count})")
     print_steps(rows, {s: len(bad) for s, _, _, bad in plan})
     right = [r for r in rows if not any(s == r["student"] and bad for s, _, _, bad in plan)]
     if right:   # the same ratio without our fixed start: a right submission's steps within the class
-        each = sum(float(r[c] or 0) for r in right for c in r
-                   if c.startswith("cpu:") and not c.startswith("cpu:" + KERNEL_PART)) / len(right)
+        each = sum(map(steps_cpu, right)) / len(right)
+        print(f"CPU per wrong function (estimate): {(sum(map(steps_cpu, rows)) - each * len(rows)) / max(wrong_count, 1):5.3f} s "
+              f"(the class's steps beyond {len(rows)} right submissions' at {each:.3f}, over {wrong_count} wrong functions)")
         print(f"a right submission within the class: {each:.3f} CPU s (its worker's steps and its kernel), "
               f"{each / (plain_cpu / k):.2f}x plain's {plain_cpu / k:.2f} (target at most 0.15x; plain's figure "
               f"carries its own start over {k} submissions, ours here none)")
     same = theirs == mine
     print(f"grades identical on the {k}: {same} (plain: {sorted(set(theirs.values()))}, ours: {sorted(set(mine.values()))})")
     return 0 if same else 1
+
+
+def steps_cpu(row):
+    """A submission's CPU in timings.csv: its worker's steps and its kernel (the kernel's parts,
+    which the kernel's whole already counts, left out)."""
+    return sum(float(row[c] or 0) for c in row if c.startswith("cpu:") and not c.startswith("cpu:" + KERNEL_PART))
 
 
 def main():
