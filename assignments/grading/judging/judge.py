@@ -258,6 +258,14 @@ def _score(o: Outcome, ex: Exercise, counted: list[str], found: tuple[Any, Any],
     o.fraction = sum(ex.weight(out) for out in counted if out not in o.wrong) / weight
 
 
+def _words_of_first_failing(judge: Judge, spec: Any, name: str, outcomes: list[Outcome]) -> None:
+    """What differs, in words, on the one case the feedback shows: the first that failed (the
+    others' wrong outputs are named without words, as ``compare`` names them)."""
+    index, first = next(((i, o) for i, o in enumerate(outcomes) if not o.right), (0, None))
+    if first is not None and first.status == "ok":
+        first.problems = judge.a.checks.compare(spec, first.got, judge.expected(name, index), show_values=False)[0]
+
+
 def _counted(judge: Judge, name: str, index: int) -> list[str]:
     """The outputs that count on a hidden case (kept for the class): an output that should be
     all zeros earns nothing, so that a stub returning zeros does not earn it."""
@@ -387,13 +395,15 @@ class Judge:
             if status == "ok":
                 o.got, index = value, len(outcomes)
                 found = (([], set()) if packed and self._packed.right(name, index, packed)
-                         else self.a.checks.compare(spec, value, self.expected(name, index), show_values=False))
+                         else self.a.checks.compare(spec, value, self.expected(name, index), words=False))
                 _score(o, ex, _counted(self, name, index), found, total)
             else:
                 o.text = value
             outcomes.append(o)
             if status in ("missing", "not_implemented", "fault"):
                 break   # the same on every case; a function that hung or crashed is not run again
+        if diagnose:
+            _words_of_first_failing(self, spec, name, outcomes)
         return self._verdict(ex, outcomes, len(cases), diagnose), outcomes
 
     def _verdict(self, ex: Exercise, outcomes: list[Outcome], n: int, diagnose: bool = True) -> Verdict:
