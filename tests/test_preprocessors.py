@@ -20,7 +20,8 @@ from assignments.grading.upstream.served_cells import ServedCells, output_node
 
 # Cells a learner may add: every kind of output, an error, IPython's own syntax, a display
 # updated later, the last result reused, top-level await (run with a request of its own), a
-# cell nbclient skips, an empty one, a syntax error, and one that reads its execution count.
+# cell nbclient skips, an empty one, a syntax error, one that reads its execution count, and one
+# whose printing reaches the grader in two messages.
 EXTRA_CELLS = [
     "print('to stdout'); import sys; print('to stderr', file=sys.stderr)\n6 * 7",
     "_ + 1",
@@ -34,6 +35,7 @@ EXTRA_CELLS = [
     "from IPython.display import clear_output\nprint('gone'); clear_output(wait=True); print('kept')",
     "",
     "get_ipython().execution_count",
+    "print('one', flush=True)\nprint('two')",
 ]
 
 
@@ -112,6 +114,7 @@ def test_the_learners_extra_cells_ran_as_in_jupyter(both_ways):
     assert cells[""]["execution_count"] is None and cells["print('never run')"]["outputs"] == []
     counted = cells[EXTRA_CELLS[10]]
     assert said(EXTRA_CELLS[10]) == [str(counted["execution_count"] + 1)]   # IPython counts the cell first
+    assert said(EXTRA_CELLS[11]) == ["one\ntwo\n"]   # one output, however the kernel cut it into messages
     counts = [c["execution_count"] for c in cells.values() if c["execution_count"] is not None]
     assert counts == list(range(1, len(counts) + 1))   # every cell run once, in order
 

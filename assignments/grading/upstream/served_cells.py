@@ -175,8 +175,20 @@ class ServedCells:
             self.clear_before_next_output = False
         if display_id:
             self._display_id_map.setdefault(display_id, {}).setdefault(cell_index, []).append(len(outs))
+        elif joins_last_stream(outs, out):
+            outs[-1]["text"] += out["text"]
+            return outs[-1]
         outs.append(out)
         return out
+
+
+def joins_last_stream(outs, out):
+    """Is ``out`` more of the stream the cell's last output is (stdout after stdout)? Where a
+    cell's printing is cut into messages depends on when the kernel's IOPub thread wakes (it
+    sends what was written every 0.2 s), so two runs of the same cell could keep one output or
+    two; kept as one, as a notebook's page shows them, the notebook is the same on every run."""
+    return (out["output_type"] == "stream" and bool(outs) and outs[-1].get("output_type") == "stream"
+            and outs[-1].get("name") == out["name"])
 
 
 OUTPUT_FIELDS = {"execute_result": ("metadata", "data", "execution_count"), "stream": ("name", "text"),
