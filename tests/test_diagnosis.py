@@ -155,17 +155,27 @@ def test_cell_mistakes_are_named_output_by_output(assignment, edits, codes):
     assert not v.passed and v.diagnoses == codes, v.feedback
 
 
+def two_wrong_slices(assignment):
+    """An lstm_cell_backward with two slices wrong: named only from a pair of variants."""
+    return namespace(assignment, cell_with(assignment, ("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"),
+                                           ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")))
+
+
+def counted(monkeypatch, owner, name):
+    """A list that gets an item at each call of ``owner.name`` (which still runs)."""
+    calls, original = [], getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *a, **k: calls.append(1) or original(*a, **k))
+    return calls
+
+
 def test_a_pairs_changed_outputs_are_kept_for_the_class(assignment, monkeypatch):
     """A mistake in two places is named from pairs of variants; which outputs a pair changes
     is the same for every submission, so a judge works it out once: the next submission with
     the same mistakes gets the same names with fewer comparisons, and a judge that forgot
     them (CHANGED_KEPT reached) names them alike."""
     from assignments.grading.judging import judge as judging
-    ns = namespace(assignment, cell_with(assignment, ("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"),
-                                         ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")))
-    compared = []
-    compare = assignment.checks.compare
-    monkeypatch.setattr(assignment.checks, "compare", lambda *a, **k: compared.append(1) or compare(*a, **k))
+    ns = two_wrong_slices(assignment)
+    compared = counted(monkeypatch, assignment.checks, "compare")
 
     def named(j):
         compared.clear()
@@ -189,11 +199,8 @@ def test_a_pairs_outputs_are_worked_out_once_for_the_class(assignment, monkeypat
     again (a class of 1,000 asked for each of its ~1,500 pairs about 15 times), and a judge
     that forgot them (PAIRS_KEPT reached) names the mistakes alike."""
     from assignments.grading.judging import judge as judging
-    ns = namespace(assignment, cell_with(assignment, ("Wc[:, n_a:].T @ dcct", "Wc[:, :xt.shape[0]].T @ dcct"),
-                                         ("Wo[:, n_a:].T @ dot", "Wo[:, :xt.shape[0]].T @ dot")))
-    ran = []
-    run = assignment.mistakes.run
-    monkeypatch.setattr(assignment.mistakes, "run", lambda *a, **k: ran.append(1) or run(*a, **k))
+    ns = two_wrong_slices(assignment)
+    ran = counted(monkeypatch, assignment.mistakes, "run")
 
     def named(j):
         ran.clear()
