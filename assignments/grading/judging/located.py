@@ -34,12 +34,12 @@ _JOBS: dict[tuple[str, str], dict[str, Any]] = {}   # (assignment, function): it
 
 @steps.step("locate and repair")
 def locate_and_mend(judge: Judge, ex: Exercise, v: Verdict, outcomes: list[Outcome], call: Call,
-                    examine: Examine) -> bool:
+                    examine: Examine) -> None:
     """For a function judged wrong: ask the learner's kernel where ``ex`` first goes wrong on
     the public worked example and for edits that mend it there, then run each edit on the
-    hidden cases; set ``v.location`` and ``v.repair``. False (and nothing asked) otherwise."""
+    hidden cases; set ``v.location`` and ``v.repair``. Nothing is asked otherwise."""
     if v.passed or v.outcome != "judged":
-        return False
+        return
     if (judge.a.id, ex.name) not in _JOBS:
         from ..contract.trace import examined
         _JOBS[(judge.a.id, ex.name)] = {"op": "examine", **examined(judge.a, ex.name)}
@@ -58,7 +58,6 @@ def locate_and_mend(judge: Judge, ex: Exercise, v: Verdict, outcomes: list[Outco
             v.repair = {"line": r["line"], "before": before, "after": after,
                         "diff": f"@@ line {r['line']} @@\n- {before}\n+ {after}\n"}
             break
-    return True
 
 
 def passes_hidden_cases(judge: Judge, ex: Exercise, call: Call, source: str) -> bool:
