@@ -392,7 +392,7 @@ def test_a_stand_ins_question_is_the_text_json_writes(monkeypatch):
     for other in ({**p, "extra": 1.5}, {"Wax": p["Wax"], "Waa": p["Waa"], "ba": p["ba"]}, {"Waa": x[:, :, 1].T[:3]},
                   {"Waa": p["Waa"].astype(">f8")}, {"Waa": p["Waa"].astype(np.float32)}, {1: p["Waa"]}, {},
                   {"Waa": [p["Waa"]]}, {"Waa": np.array(["a"])}, {"Waa": np.ma.masked_array(p["Waa"])},
-                  {"big": np.zeros(10_000)}):
+                  {"big": np.zeros(10_000)}, {f"w{i}": np.zeros(1_000) for i in range(9)}):
         same(x[:, :, 0], other, None, 2.5, (p, [p]))
     assert len(harness._args_written) == 6   # the reordered dict, the view, the two dtypes: dicts of small arrays
     same()

@@ -168,12 +168,13 @@ def _arg_text(value):
     """``json.dumps(encode(value))``, from ``_args_written`` for a dict of arrays written before."""
     if type(value) is not dict or not 0 < len(value) <= MAX_ITEMS:
         return json.dumps(encode(value, 1))
-    try:   # small arrays of numbers only (what encode writes as arrays): the key holds their bytes
-        key = tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in value.items()
-                    if type(k) is str and type(v) is _ndarray and v.dtype.kind in "biuf" and v.nbytes <= 1 << 16)
+    try:   # arrays of numbers only (what encode writes as arrays), 64 kB in all: the key holds their bytes
+        small = (all(type(k) is str and type(v) is _ndarray and v.dtype.kind in "biuf" for k, v in value.items())
+                 and sum(v.nbytes for v in value.values()) <= 1 << 16)
+        key = tuple((k, v.dtype.str, v.shape, v.tobytes()) for k, v in value.items()) if small else None
     except Exception:
-        key = ()
-    if len(key) != len(value):
+        key = None
+    if key is None:
         return json.dumps(encode(value, 1))
     text = _args_written.get(key)
     if text is None:
