@@ -213,11 +213,12 @@ class GradingKernelManager(QuickKernelManager):
         # Unix socket paths must stay under 108 bytes: keep them in a short private folder
         sockets_root = self.zygote.sockets_root if self.zygote else "/tmp" if os.path.isdir("/tmp") else None
         self.sockets = tempfile.mkdtemp(prefix="gk-", dir=sockets_root)
-        if self.sandbox:
-            # no network to share: talk over Unix sockets in a folder both can see
-            self.transport = "ipc"
-            self.ip = os.path.join(self.sockets, "kernel")
-            self.connection_file = os.path.join(self.sockets, "connection.json")
+        # Unix sockets in a folder both can see: a sandboxed kernel has no network to share, and
+        # an unsandboxed one no TCP port to race for (jupyter_client picks free ports, then the
+        # kernel binds them: a kernel started meanwhile can take one, and this one dies at start)
+        self.transport = "ipc"
+        self.ip = os.path.join(self.sockets, "kernel")
+        self.connection_file = os.path.join(self.sockets, "connection.json")
 
     @property
     def kernel_spec(self):
