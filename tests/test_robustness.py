@@ -4,6 +4,7 @@ import functools
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -63,6 +64,26 @@ def test_unsandboxed_grading_is_flagged(assignment, sample_class, tmp_path):
         assert "unsandboxed" in s["flags"]
     scores = {s["student"]: s["score"] for s in results["submissions"]}
     assert scores == {s["student"]: s["score"] for s in sample_class["results"]["submissions"]}
+
+
+def test_an_unsandboxed_kernel_listens_on_no_tcp_port():
+    """Its channels are Unix sockets in its own private folder, as a sandboxed kernel's: ports
+    jupyter_client picks are free only until another kernel, starting meanwhile, takes one
+    (a make test run once lost a submission so: "Kernel died before replying to kernel_info")."""
+    from jupyter_core.utils import run_sync
+    km = kernel.GradingKernelManager(sandbox=False)
+    try:
+        run_sync(km.start_kernel)()
+        kc = km.client()
+        kc.start_channels()
+        run_sync(kc.wait_for_ready)(timeout=60)
+        info = km.get_connection_info()
+        assert info["transport"] == "ipc" and info["ip"].startswith(km.sockets + os.sep)
+        assert stat.S_IMODE(os.stat(km.sockets).st_mode) & 0o777 == 0o700   # the owner alone
+        kc.stop_channels()
+    finally:
+        run_sync(km.shutdown_kernel)(now=True)
+        km.cleanup_scratch()
 
 
 def test_student_folder_names_that_nbgrader_would_glob_are_reported(assignment, tmp_path):
